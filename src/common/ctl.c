@@ -1,0 +1,290 @@
+/*
+ * ctl.c: control frames and descriptor passing (see ctl.h).
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "mpack.h"
+
+void
+ctl_init(struct ctl *c, int fd)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->qtail = &c->qhead;
+}
+
+void
+ctl_close(struct ctl *c)
+{
+	struct ctl_frame	*f;
+	int			 i;
+
+	while ((f = c->qhead) != NULL) {
+		c->qhead = f->next;
+		if (f->fd != -1)
+			close(f->fd);
+		free(f->buf);
+		free(f);
+	}
+	c->qtail = &c->qhead;
+	c->qbytes = 0;
+	for (i = 0; i < c->nfds; i++)
+		close(c->fds[i]);
+	c->nfds = 0;
+	free(c->rbuf);
+	c->rbuf = NULL;
+	c->rlen = c->rcap = 0;
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+}
+
+int
+ctl_pending(const struct ctl *c)
+{
+	return (c->qhead != NULL);
+}
+
+int
+ctl_send(struct ctl *c, const msgpack_sbuffer *sb, int fd)
+{
+	struct ctl_frame	*f;
+	uint32_t		 n;
+
+	if (c->fd == -1 || sb->size > CTL_FRAME_MAX ||
+	    c->qbytes + sb->size > CTL_QUEUE_MAX ||
+	    (f = calloc(1, sizeof(*f))) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return (-1);
+	}
+	if ((f->buf = malloc(4 + sb->size)) == NULL) {
+		free(f);
+		if (fd != -1)
+			close(fd);
+		return (-1);
+	}
+	n = htonl((uint32_t)sb->size);
+	memcpy(f->buf, &n, 4);
+	memcpy(f->buf + 4, sb->data, sb->size);
+	f->len = 4 + sb->size;
+	f->fd = fd;
+	*c->qtail = f;
+	c->qtail = &f->next;
+	c->qbytes += f->len;
+	return (ctl_flush(c) == -1 ? -1 : 0);
+}
+
+int
+ctl_flush(struct ctl *c)
+{
+	struct ctl_frame	*f;
+	struct msghdr		 msg;
+	struct iovec		 iov;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct cmsghdr		*cmsg;
+	ssize_t			 n;
+
+	while ((f = c->qhead) != NULL) {
+		memset(&msg, 0, sizeof(msg));
+		iov.iov_base = f->buf + f->off;
+		iov.iov_len = f->len - f->off;
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		if (f->fd != -1) {
+			memset(&cm, 0, sizeof(cm));
+			msg.msg_control = cm.buf;
+			msg.msg_controllen = sizeof(cm.buf);
+			cmsg = CMSG_FIRSTHDR(&msg);
+			cmsg->cmsg_level = SOL_SOCKET;
+			cmsg->cmsg_type = SCM_RIGHTS;
+			cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cmsg), &f->fd, sizeof(int));
+		}
+		n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return (1);
+			return (-1);
+		}
+		if (f->fd != -1) {
+			/* The descriptor went with the first byte. */
+			close(f->fd);
+			f->fd = -1;
+		}
+		f->off += (size_t)n;
+		if (f->off < f->len)
+			continue;
+		c->qhead = f->next;
+		if (c->qhead == NULL)
+			c->qtail = &c->qhead;
+		c->qbytes -= f->len;
+		free(f->buf);
+		free(f);
+	}
+	return (0);
+}
+
+int
+ctl_read(struct ctl *c)
+{
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int) * CTL_FDS_MAX)];
+	} cm;
+	struct cmsghdr	*cmsg;
+	char		*nb;
+	size_t		 want, nfd, i;
+	ssize_t		 n;
+	int		 fd;
+
+	if (c->rcap - c->rlen < 65536) {
+		want = c->rcap == 0 ? 65536 : c->rcap * 2;
+		if (want > CTL_FRAME_MAX + 65536 + 4)
+			want = CTL_FRAME_MAX + 65536 + 4;
+		if (want <= c->rcap)
+			return (-1);
+		if ((nb = realloc(c->rbuf, want)) == NULL)
+			return (-1);
+		c->rbuf = nb;
+		c->rcap = want;
+	}
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = c->rbuf + c->rlen;
+	iov.iov_len = c->rcap - c->rlen;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	do {
+		n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	} while (n == -1 && errno == EINTR);
+	if (n == -1)
+		return (errno == EAGAIN || errno == EWOULDBLOCK ? 2 : -1);
+	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg != NULL;
+	    cmsg = CMSG_NXTHDR(&msg, cmsg)) {
+		if (cmsg->cmsg_level != SOL_SOCKET ||
+		    cmsg->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < nfd; i++) {
+			memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int),
+			    sizeof(int));
+			if (c->nfds == CTL_FDS_MAX)
+				close(fd);
+			else
+				c->fds[c->nfds++] = fd;
+		}
+	}
+	if (msg.msg_flags & MSG_CTRUNC)
+		return (-1);
+	if (n == 0)
+		return (0);
+	c->rlen += (size_t)n;
+	return (1);
+}
+
+int
+ctl_next(struct ctl *c, msgpack_unpacked *up, int *fd)
+{
+	uint32_t		 n;
+	size_t			 off = 0;
+	const msgpack_object	*o;
+	int			 want_fd = 0;
+
+	*fd = -1;
+	if (c->rlen < 4)
+		return (0);
+	memcpy(&n, c->rbuf, 4);
+	n = ntohl(n);
+	if (n > CTL_FRAME_MAX || n == 0)
+		return (-1);
+	if (c->rlen < 4 + (size_t)n)
+		return (0);
+	msgpack_unpacked_destroy(up);
+	msgpack_unpacked_init(up);
+	if (msgpack_unpack_next(up, c->rbuf + 4, n, &off) !=
+	    MSGPACK_UNPACK_SUCCESS || off != n ||
+	    up->data.type != MSGPACK_OBJECT_MAP)
+		return (-1);
+	/* The unpacked object points into a zone, so the buffer can move. */
+	memmove(c->rbuf, c->rbuf + 4 + n, c->rlen - 4 - n);
+	c->rlen -= 4 + n;
+	if ((o = mpack_get(&up->data, "fd")) != NULL &&
+	    o->type == MSGPACK_OBJECT_BOOLEAN && o->via.boolean)
+		want_fd = 1;
+	if (want_fd) {
+		if (c->nfds == 0)
+			return (-1);
+		*fd = c->fds[0];
+		memmove(c->fds, c->fds + 1, (c->nfds - 1) * sizeof(int));
+		c->nfds--;
+	}
+	return (1);
+}
+
+int
+ctl_send_wait(struct ctl *c, const msgpack_sbuffer *sb, int fd)
+{
+	struct pollfd	pfd;
+	int		r;
+
+	if (ctl_send(c, sb, fd) == -1)
+		return (-1);
+	while ((r = ctl_flush(c)) == 1) {
+		pfd.fd = c->fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, 5000) <= 0)
+			return (-1);
+	}
+	return (r);
+}
+
+static int64_t
+ctl_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+int
+ctl_recv_wait(struct ctl *c, msgpack_unpacked *up, int *fd, int timeout_ms)
+{
+	struct pollfd	pfd;
+	int64_t		deadline = ctl_now_ms() + timeout_ms, left;
+	int		r;
+
+	for (;;) {
+		if ((r = ctl_next(c, up, fd)) != 0)
+			return (r);
+		left = deadline - ctl_now_ms();
+		if (left <= 0)
+			return (-1);
+		pfd.fd = c->fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, (int)left) == -1 && errno != EINTR)
+			return (-1);
+		if ((r = ctl_read(c)) == 0 || r == -1)
+			return (-1);
+	}
+}

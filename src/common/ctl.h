@@ -1,0 +1,77 @@
+/*
+ * ctl.h: the control channel between lodge's processes.
+ *
+ * Front, template and session workers talk over Unix stream sockets in
+ * frames: a 4-byte big-endian length, then one msgpack map.  A frame may carry
+ * one file descriptor (SCM_RIGHTS), sent with the frame's first byte; the
+ * receiver queues received descriptors in arrival order and a frame whose
+ * map has "fd":true takes the oldest one.
+ *
+ * The first byte a front sends on a connection it opened to a worker socket
+ * is CTL_MAGIC, so the worker can tell it from an HTTP client.
+ */
+#ifndef CTL_H
+#define CTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msgpack.h>
+
+#define CTL_MAGIC		'\0'
+#define CTL_FRAME_MAX		(64U * 1024 * 1024)
+#define CTL_FDS_MAX		16
+#define CTL_QUEUE_MAX		(128U * 1024 * 1024)
+
+struct ctl_frame {
+	struct ctl_frame	*next;
+	char			*buf;
+	size_t			 len;
+	size_t			 off;
+	int			 fd;	/* -1, or owned until sent */
+};
+
+struct ctl {
+	int			 fd;
+	/* receiving */
+	char			*rbuf;
+	size_t			 rlen;
+	size_t			 rcap;
+	int			 fds[CTL_FDS_MAX];
+	int			 nfds;
+	/* sending */
+	struct ctl_frame	*qhead;
+	struct ctl_frame	**qtail;
+	size_t			 qbytes;
+};
+
+void	ctl_init(struct ctl *, int fd);
+/* Close the socket and every queued or received descriptor. */
+void	ctl_close(struct ctl *);
+
+/*
+ * Queue one frame (the packed map in sb) and fd (or -1, ownership passes
+ * to the queue) and try to send.  Returns 0, or -1 when the peer is gone or
+ * the queue is over its limit (the caller drops the peer).
+ */
+int	ctl_send(struct ctl *, const msgpack_sbuffer *, int fd);
+/* Send what is queued; 1 if something is still queued, 0 if empty, -1 error. */
+int	ctl_flush(struct ctl *);
+int	ctl_pending(const struct ctl *);
+
+/* Read what the socket has; returns 1 data read, 0 EOF, -1 error, 2 again. */
+int	ctl_read(struct ctl *);
+
+/*
+ * Take the next complete frame: 1 and *obj set (valid until the next
+ * ctl_next or ctl_close, with *fd set to the frame's descriptor or -1,
+ * which the caller then owns), 0 when no full frame is buffered, -1 on a
+ * malformed frame (the caller drops the peer).
+ */
+int	ctl_next(struct ctl *, msgpack_unpacked *, int *fd);
+
+/* Blocking helpers for start-up paths: send one frame, wait for one. */
+int	ctl_send_wait(struct ctl *, const msgpack_sbuffer *, int fd);
+int	ctl_recv_wait(struct ctl *, msgpack_unpacked *, int *fd, int timeout_ms);
+
+#endif

@@ -1,0 +1,838 @@
+/*
+ * httphead.c: HTTP/1.x request head parsing, percent-decoding and API
+ * routing.
+ *
+ * This file owns everything between the bytes read off a socket and the
+ * route a request is dispatched to: the request line, the header fields,
+ * message framing (Content-Length, Transfer-Encoding), connection
+ * persistence and upgrade, the decoded path and query lookups.  It is
+ * deliberately strict: anything ambiguous is rejected rather than guessed
+ * at, because a lenient parser in front of other parsers invites request
+ * smuggling.  No allocation, no locale, no mutable globals.
+ */
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "httphead.h"
+
+#define HTTPHEAD_METHOD_MAX	15
+#define HTTPHEAD_CL_MAX		((int64_t)1 << 62)
+
+/* Character classes, indexed by byte; constant, so no state. */
+#define HH_TCHAR	0x01	/* RFC 9110 token character */
+#define HH_TARGET	0x02	/* allowed raw in a request target */
+#define HH_FVCHAR	0x04	/* field-vchar: VCHAR or obs-text */
+
+static const unsigned char httphead_class[256] = {
+	['!'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['"'] = HH_TARGET | HH_FVCHAR,
+	['#'] = HH_TCHAR | HH_FVCHAR,	/* a fragment: never sent */
+	['$'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['%'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['&'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['\''] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['('] = HH_TARGET | HH_FVCHAR,
+	[')'] = HH_TARGET | HH_FVCHAR,
+	['*'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['+'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	[','] = HH_TARGET | HH_FVCHAR,
+	['-'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['.'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['/'] = HH_TARGET | HH_FVCHAR,
+	['0'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['1'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['2'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['3'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['4'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['5'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['6'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['7'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['8'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['9'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	[':'] = HH_TARGET | HH_FVCHAR,
+	[';'] = HH_TARGET | HH_FVCHAR,
+	['<'] = HH_TARGET | HH_FVCHAR,
+	['='] = HH_TARGET | HH_FVCHAR,
+	['>'] = HH_TARGET | HH_FVCHAR,
+	['?'] = HH_TARGET | HH_FVCHAR,
+	['@'] = HH_TARGET | HH_FVCHAR,
+	['A'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['B'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['C'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['D'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['E'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['F'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['G'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['H'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['I'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['J'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['K'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['L'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['M'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['N'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['O'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['P'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['Q'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['R'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['S'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['T'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['U'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['V'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['W'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['X'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['Y'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['Z'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['['] = HH_TARGET | HH_FVCHAR,
+	['\\'] = HH_TARGET | HH_FVCHAR,
+	[']'] = HH_TARGET | HH_FVCHAR,
+	['^'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['_'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['`'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['a'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['b'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['c'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['d'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['e'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['f'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['g'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['h'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['i'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['j'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['k'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['l'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['m'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['n'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['o'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['p'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['q'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['r'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['s'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['t'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['u'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['v'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['w'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['x'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['y'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['z'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['{'] = HH_TARGET | HH_FVCHAR,
+	['|'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+	['}'] = HH_TARGET | HH_FVCHAR,
+	['~'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
+};
+
+#define HH_IS(c, f)	(httphead_class[(unsigned char)(c)] & (f))
+/* obs-text (0x80-0xff) is allowed in field values, never elsewhere. */
+#define HH_FIELDVCHAR(c) \
+	(HH_IS(c, HH_FVCHAR) || (unsigned char)(c) >= 0x80)
+
+/* Where the pieces of a head lie in the buffer, before anything is written. */
+struct httphead_span {
+	size_t	 off;
+	size_t	 len;
+};
+
+struct httphead_scan {
+	struct httphead_span	 method;
+	struct httphead_span	 target;
+	struct httphead_span	 version;
+	size_t			 nfields;
+	struct httphead_span	 name[HTTPHEAD_MAX_HEADERS];
+	struct httphead_span	 value[HTTPHEAD_MAX_HEADERS];
+	size_t			 end;	/* head length incl. blank line */
+};
+
+enum httphead_state {
+	HS_METHOD,
+	HS_TARGET0,
+	HS_TARGET,
+	HS_VERSION,
+	HS_RL_LF,
+	HS_LINE,
+	HS_NAME,
+	HS_VALUE0,
+	HS_VALUE,
+	HS_FIELD_LF,
+	HS_END_LF,
+};
+
+static int	httphead_decode1(const char *, size_t, size_t *, int);
+
+static enum httphead_result
+httphead_fail(enum httphead_result r, const char *what, const char **why)
+{
+	if (why != NULL)
+		*why = what;
+	return (r);
+}
+
+static int
+httphead_lower(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return (c - 'A' + 'a');
+	return (c);
+}
+
+static int
+httphead_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return (c - '0');
+	c = httphead_lower(c);
+	if (c >= 'a' && c <= 'f')
+		return (c - 'a' + 10);
+	return (-1);
+}
+
+/* Case-insensitive comparison of a span against a NUL-terminated word. */
+static int
+httphead_span_is(const char *s, size_t len, const char *word)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++) {
+		if (word[i] == '\0')
+			return (0);
+		if (httphead_lower((unsigned char)s[i]) !=
+		    httphead_lower((unsigned char)word[i]))
+			return (0);
+	}
+	return (word[len] == '\0');
+}
+
+static int
+httphead_casecmp(const char *a, const char *b)
+{
+	int	ca, cb;
+
+	do {
+		ca = httphead_lower((unsigned char)*a++);
+		cb = httphead_lower((unsigned char)*b++);
+	} while (ca == cb && ca != '\0');
+	return (ca - cb);
+}
+
+/*
+ * Byte-at-a-time scan of the head: works the same on a complete head and on
+ * a prefix of one, so garbage is refused as soon as it arrives.  Returns
+ * HTTPHEAD_PARTIAL when the n bytes end before the blank line.
+ */
+static enum httphead_result
+httphead_scan(const char *buf, size_t n, struct httphead_scan *sc,
+    const char **why)
+{
+	static const char	 vpat[] = "HTTP/D.D";
+	enum httphead_state	 st = HS_METHOD;
+	const char		*v;
+	size_t			 i, k;
+	unsigned char		 c;
+
+	memset(sc, 0, sizeof(*sc));
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)buf[i];
+		if (c == '\0')
+			return (httphead_fail(HTTPHEAD_BAD,
+			    "NUL byte in request head", why));
+		if (st == HS_RL_LF || st == HS_FIELD_LF || st == HS_END_LF) {
+			if (c != '\n')
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "bare CR in request head", why));
+		} else if (c == '\n')
+			return (httphead_fail(HTTPHEAD_BAD,
+			    "bare LF in request head", why));
+
+		switch (st) {
+		case HS_METHOD:
+			if (c == ' ' && sc->method.len > 0) {
+				st = HS_TARGET0;
+				break;
+			}
+			if (!HH_IS(c, HH_TCHAR) || (c >= 'a' && c <= 'z') ||
+			    sc->method.len == HTTPHEAD_METHOD_MAX)
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "malformed request line", why));
+			sc->method.len++;
+			break;
+		case HS_TARGET0:
+			if (c != '/')
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "request target is not a path", why));
+			sc->target.off = i;
+			sc->target.len = 1;
+			st = HS_TARGET;
+			break;
+		case HS_TARGET:
+			if (c == ' ') {
+				sc->version.off = i + 1;
+				st = HS_VERSION;
+				break;
+			}
+			if (c == '#')
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "fragment in request target", why));
+			if (!HH_IS(c, HH_TARGET))
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "request target has invalid characters",
+				    why));
+			sc->target.len++;
+			break;
+		case HS_VERSION:
+			if (c == '\r') {
+				st = HS_RL_LF;
+				break;
+			}
+			k = sc->version.len;
+			if (k >= sizeof(vpat) - 1 ||
+			    (vpat[k] == 'D' && !(c >= '0' && c <= '9')) ||
+			    (vpat[k] != 'D' && c != (unsigned char)vpat[k]))
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "malformed request line", why));
+			sc->version.len++;
+			break;
+		case HS_RL_LF:
+			/* The request line is whole: judge the version now. */
+			v = buf + sc->version.off;
+			if (sc->version.len != sizeof(vpat) - 1)
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "malformed request line", why));
+			if (v[5] != '1' || (v[7] != '0' && v[7] != '1'))
+				return (httphead_fail(HTTPHEAD_BAD_VERSION,
+				    "unsupported HTTP version", why));
+			st = HS_LINE;
+			break;
+		case HS_LINE:
+			if (c == '\r') {
+				st = HS_END_LF;
+				break;
+			}
+			if (c == ' ' || c == '\t')
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "obsolete line folding", why));
+			if (!HH_IS(c, HH_TCHAR))
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "header name has invalid characters", why));
+			if (sc->nfields == HTTPHEAD_MAX_HEADERS)
+				return (httphead_fail(HTTPHEAD_TOO_LARGE,
+				    "too many header fields", why));
+			sc->name[sc->nfields].off = i;
+			sc->name[sc->nfields].len = 1;
+			st = HS_NAME;
+			break;
+		case HS_NAME:
+			if (c == ':') {
+				st = HS_VALUE0;
+				break;
+			}
+			if (!HH_IS(c, HH_TCHAR))
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "header name has invalid characters", why));
+			sc->name[sc->nfields].len++;
+			break;
+		case HS_VALUE0:
+		case HS_VALUE:
+			if (c == '\r') {
+				if (st == HS_VALUE0)
+					sc->value[sc->nfields].off = i;
+				sc->nfields++;
+				st = HS_FIELD_LF;
+				break;
+			}
+			if (c == ' ' || c == '\t')
+				break;
+			if (!HH_FIELDVCHAR(c))
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "header value has invalid characters", why));
+			if (st == HS_VALUE0) {
+				sc->value[sc->nfields].off = i;
+				st = HS_VALUE;
+			}
+			/* Trailing whitespace is trimmed by never counting it. */
+			sc->value[sc->nfields].len =
+			    i + 1 - sc->value[sc->nfields].off;
+			break;
+		case HS_FIELD_LF:
+			st = HS_LINE;
+			break;
+		case HS_END_LF:
+			sc->end = i + 1;
+			return (HTTPHEAD_OK);
+		}
+	}
+	return (httphead_fail(HTTPHEAD_PARTIAL, "incomplete request head", why));
+}
+
+/*
+ * Walk a comma-separated list, calling back for each element with
+ * surrounding whitespace trimmed (empty elements included).
+ */
+static int
+httphead_list(const char *s, size_t len,
+    int (*cb)(const char *, size_t, void *), void *arg)
+{
+	size_t	i = 0, start, end;
+
+	for (;;) {
+		while (i < len && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		start = i;
+		while (i < len && s[i] != ',')
+			i++;
+		end = i;
+		while (end > start && (s[end - 1] == ' ' || s[end - 1] == '\t'))
+			end--;
+		if (cb(s + start, end - start, arg) != 0)
+			return (-1);
+		if (i >= len)
+			return (0);
+		i++;	/* the comma */
+	}
+}
+
+struct httphead_tokens {
+	int	 close;
+	int	 keepalive;
+	int	 upgrade;
+	int	 websocket;
+	int	 chunked;	/* count of "chunked" */
+};
+
+static int
+httphead_conn_cb(const char *s, size_t len, void *arg)
+{
+	struct httphead_tokens	*t = arg;
+
+	if (httphead_span_is(s, len, "close"))
+		t->close = 1;
+	else if (httphead_span_is(s, len, "keep-alive"))
+		t->keepalive = 1;
+	else if (httphead_span_is(s, len, "upgrade"))
+		t->upgrade = 1;
+	return (0);
+}
+
+static int
+httphead_upgrade_cb(const char *s, size_t len, void *arg)
+{
+	struct httphead_tokens	*t = arg;
+
+	if (httphead_span_is(s, len, "websocket"))
+		t->websocket = 1;
+	return (0);
+}
+
+/* Only chunked is understood, and only once; anything else is refused. */
+static int
+httphead_te_cb(const char *s, size_t len, void *arg)
+{
+	struct httphead_tokens	*t = arg;
+
+	if (!httphead_span_is(s, len, "chunked"))
+		return (-1);
+	t->chunked++;
+	return (0);
+}
+
+static int64_t
+httphead_content_length(const char *s, size_t len)
+{
+	int64_t	v = 0;
+	size_t	i;
+	int	d;
+
+	if (len == 0)
+		return (-1);
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return (-1);
+		d = s[i] - '0';
+		if (v > (HTTPHEAD_CL_MAX - 1 - d) / 10)
+			return (-1);
+		v = v * 10 + d;
+	}
+	return (v);
+}
+
+/* Tell a bad escape from an overlong path, for a better why. */
+static int
+httphead_escapes_ok(const char *s, size_t len)
+{
+	size_t	i = 0;
+
+	while (i < len) {
+		if (httphead_decode1(s, len, &i, 0) < 0)
+			return (0);
+	}
+	return (1);
+}
+
+/* Dot segments and empty segments have no meaning in this API. */
+static const char *
+httphead_check_path(const char *p)
+{
+	size_t	i, seg;
+
+	for (i = 0; p[i] != '\0'; i++) {
+		if (p[i] != '/')
+			continue;
+		if (p[i + 1] == '/')
+			return ("request path has empty segments");
+		seg = i + 1;
+		if (p[seg] == '.' && (p[seg + 1] == '/' || p[seg + 1] == '\0'))
+			return ("request path has dot segments");
+		if (p[seg] == '.' && p[seg + 1] == '.' &&
+		    (p[seg + 2] == '/' || p[seg + 2] == '\0'))
+			return ("request path has dot segments");
+	}
+	return (NULL);
+}
+
+/* Framing, persistence, Host and path: everything needing the whole head. */
+static enum httphead_result
+httphead_meaning(const char *buf, const struct httphead_scan *sc,
+    struct httphead *h, const char **why)
+{
+	struct httphead_tokens	 t;
+	const char		*name, *value, *msg;
+	size_t			 i, nlen, vlen, plen;
+	int64_t			 cl;
+	int			 host = 0, te = 0;
+
+	memset(&t, 0, sizeof(t));
+	h->minor = buf[sc->version.off + 7] - '0';
+	h->content_length = -1;
+	for (i = 0; i < sc->nfields; i++) {
+		name = buf + sc->name[i].off;
+		nlen = sc->name[i].len;
+		value = buf + sc->value[i].off;
+		vlen = sc->value[i].len;
+		if (httphead_span_is(name, nlen, "content-length")) {
+			cl = httphead_content_length(value, vlen);
+			if (cl < 0)
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "Content-Length is invalid", why));
+			if (h->content_length != -1 && h->content_length != cl)
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "conflicting Content-Length", why));
+			h->content_length = cl;
+		} else if (httphead_span_is(name, nlen, "transfer-encoding")) {
+			te = 1;
+			if (httphead_list(value, vlen, httphead_te_cb, &t) != 0)
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "unsupported Transfer-Encoding", why));
+		} else if (httphead_span_is(name, nlen, "connection"))
+			httphead_list(value, vlen, httphead_conn_cb, &t);
+		else if (httphead_span_is(name, nlen, "upgrade"))
+			httphead_list(value, vlen, httphead_upgrade_cb, &t);
+		else if (httphead_span_is(name, nlen, "host")) {
+			if (host)
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "duplicate Host header", why));
+			host = 1;
+		}
+	}
+
+	if (te) {
+		if (t.chunked != 1)
+			return (httphead_fail(HTTPHEAD_BAD,
+			    "unsupported Transfer-Encoding", why));
+		/* RFC 9112 6.1: HTTP/1.0 framing with it cannot be trusted. */
+		if (h->minor == 0)
+			return (httphead_fail(HTTPHEAD_BAD,
+			    "Transfer-Encoding in HTTP/1.0 request", why));
+		if (h->content_length != -1)
+			return (httphead_fail(HTTPHEAD_BAD,
+			    "Content-Length with Transfer-Encoding", why));
+	}
+	h->chunked = te;
+	if (h->minor == 1 && !host)
+		return (httphead_fail(HTTPHEAD_BAD, "missing Host header", why));
+
+	if (t.close)
+		h->keep_alive = 0;
+	else if (h->minor == 1)
+		h->keep_alive = 1;
+	else
+		h->keep_alive = t.keepalive;
+	/* RFC 9110 7.8: Upgrade in an HTTP/1.0 request is ignored. */
+	h->upgrade = h->minor == 1 && t.websocket && t.upgrade;
+
+	plen = 0;
+	while (plen < sc->target.len && buf[sc->target.off + plen] != '?')
+		plen++;
+	if (httphead_unescape(buf + sc->target.off, plen, h->path,
+	    sizeof(h->path)) < 0) {
+		if (!httphead_escapes_ok(buf + sc->target.off, plen))
+			return (httphead_fail(HTTPHEAD_BAD,
+			    "request path has invalid escapes", why));
+		return (httphead_fail(HTTPHEAD_BAD,
+		    "request path too long", why));
+	}
+	if ((msg = httphead_check_path(h->path)) != NULL)
+		return (httphead_fail(HTTPHEAD_BAD, msg, why));
+	return (HTTPHEAD_OK);
+}
+
+enum httphead_result
+httphead_parse(char *buf, size_t len, size_t limit, struct httphead *h,
+    size_t *head_len, const char **why)
+{
+	struct httphead_scan	 sc;
+	enum httphead_result	 r;
+	size_t			 i, n, q;
+	char			*end;
+
+	if (why != NULL)
+		*why = NULL;
+	if (buf == NULL || h == NULL)
+		return (httphead_fail(HTTPHEAD_BAD, "no request head", why));
+
+	n = len < limit ? len : limit;
+	r = httphead_scan(buf, n, &sc, why);
+	if (r == HTTPHEAD_PARTIAL && len >= limit)
+		return (httphead_fail(HTTPHEAD_TOO_LARGE,
+		    "request head too large", why));
+	if (r != HTTPHEAD_OK)
+		return (r);
+	if ((r = httphead_meaning(buf, &sc, h, why)) != HTTPHEAD_OK)
+		return (r);
+
+	/* Everything is valid: only now terminate the strings in place. */
+	buf[sc.method.off + sc.method.len] = '\0';
+	h->method = buf + sc.method.off;
+	end = buf + sc.target.off + sc.target.len;
+	*end = '\0';
+	h->target = buf + sc.target.off;
+	h->query = "";
+	for (q = 0; q < sc.target.len; q++) {
+		if (h->target[q] == '?') {
+			h->query = h->target + q + 1;
+			break;
+		}
+	}
+	h->nfields = sc.nfields;
+	for (i = 0; i < sc.nfields; i++) {
+		buf[sc.name[i].off + sc.name[i].len] = '\0';
+		buf[sc.value[i].off + sc.value[i].len] = '\0';
+		h->fields[i].name = buf + sc.name[i].off;
+		h->fields[i].value = buf + sc.value[i].off;
+	}
+	if (head_len != NULL)
+		*head_len = sc.end;
+	return (HTTPHEAD_OK);
+}
+
+const char *
+httphead_field(const struct httphead *h, const char *name)
+{
+	size_t	i;
+
+	if (h == NULL || name == NULL)
+		return (NULL);
+	for (i = 0; i < h->nfields && i < HTTPHEAD_MAX_HEADERS; i++) {
+		if (httphead_casecmp(h->fields[i].name, name) == 0)
+			return (h->fields[i].value);
+	}
+	return (NULL);
+}
+
+/*
+ * Decode one byte of src at *i: %XX, and '+' as space when plus is set.
+ * Returns the byte, or -1 for a bad escape or an encoded NUL.
+ */
+static int
+httphead_decode1(const char *src, size_t srclen, size_t *i, int plus)
+{
+	int	hi, lo, c;
+
+	c = (unsigned char)src[*i];
+	if (c == '\0')
+		return (-1);
+	if (c == '+' && plus) {
+		(*i)++;
+		return (' ');
+	}
+	if (c != '%') {
+		(*i)++;
+		return (c);
+	}
+	if (srclen - *i < 3)
+		return (-1);
+	hi = httphead_hexval((unsigned char)src[*i + 1]);
+	lo = httphead_hexval((unsigned char)src[*i + 2]);
+	if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+		return (-1);
+	*i += 3;
+	return (hi * 16 + lo);
+}
+
+static int
+httphead_decode(const char *src, size_t srclen, char *dst, size_t dstlen,
+    int plus)
+{
+	size_t	i = 0, o = 0;
+	int	c;
+
+	if (dst == NULL || dstlen == 0)
+		return (-1);
+	dst[0] = '\0';
+	if (src == NULL)
+		return (srclen == 0 ? 0 : -1);
+	while (i < srclen) {
+		if ((c = httphead_decode1(src, srclen, &i, plus)) < 0 ||
+		    o + 1 >= dstlen || o >= INT_MAX) {
+			dst[0] = '\0';
+			return (-1);
+		}
+		dst[o++] = (char)c;
+	}
+	dst[o] = '\0';
+	return ((int)o);
+}
+
+int
+httphead_unescape(const char *src, size_t srclen, char *dst, size_t dstlen)
+{
+	return (httphead_decode(src, srclen, dst, dstlen, 0));
+}
+
+/* Does the encoded key src[0..len) decode exactly to key? */
+static int
+httphead_query_key(const char *src, size_t len, const char *key)
+{
+	size_t	i = 0, k = 0;
+	int	c;
+
+	while (i < len) {
+		if ((c = httphead_decode1(src, len, &i, 1)) < 0)
+			return (0);
+		if (key[k] == '\0' || (unsigned char)key[k] != c)
+			return (0);
+		k++;
+	}
+	return (key[k] == '\0');
+}
+
+int
+httphead_query(const char *query, const char *key, char *out, size_t outlen)
+{
+	const char	*p, *amp, *eq;
+	size_t		 elen;
+
+	if (out != NULL && outlen > 0)
+		out[0] = '\0';
+	if (query == NULL || key == NULL)
+		return (-1);
+	for (p = query; *p != '\0'; p = amp + 1) {
+		if ((amp = strchr(p, '&')) == NULL)
+			amp = p + strlen(p);
+		elen = amp - p;
+		eq = memchr(p, '=', elen);
+		if (elen != 0 &&
+		    httphead_query_key(p, eq != NULL ? (size_t)(eq - p) : elen,
+		    key)) {
+			if (out == NULL)
+				return (-2);
+			if (eq == NULL)
+				return (httphead_decode(p, 0, out, outlen, 1) < 0 ?
+				    -2 : 0);
+			if (httphead_decode(eq + 1, amp - eq - 1, out, outlen,
+			    1) < 0)
+				return (-2);
+			return ((int)strlen(out));
+		}
+		if (*amp == '\0')
+			break;
+	}
+	return (-1);
+}
+
+/* Copy the {ref} segment, or "" when it does not fit. */
+static void
+httphead_setref(char *ref, size_t refmax, const char *seg, size_t len)
+{
+	if (ref == NULL || refmax == 0)
+		return;
+	if (len >= refmax)
+		len = 0;
+	memcpy(ref, seg, len);
+	ref[len] = '\0';
+}
+
+static enum httphead_route
+httphead_pick(const char *method, const char *want, enum httphead_route r)
+{
+	return (strcmp(method, want) == 0 ? r : ROUTE_BAD_METHOD);
+}
+
+enum httphead_route
+httphead_route(const char *method, const char *path, char *ref,
+    size_t refmax)
+{
+	static const char	 prefix[] = "/v1/sessions/";
+	const char		*seg, *slash, *rest;
+	size_t			 seglen;
+
+	if (ref != NULL && refmax > 0)
+		ref[0] = '\0';
+	if (method == NULL || path == NULL)
+		return (ROUTE_NONE);
+
+	if (strcmp(path, "/v1/health") == 0)
+		return (httphead_pick(method, "GET", ROUTE_HEALTH));
+	if (strcmp(path, "/v1/exec") == 0)
+		return (httphead_pick(method, "POST", ROUTE_EXEC));
+	if (strcmp(path, "/v1/exec/stream") == 0)
+		return (httphead_pick(method, "GET", ROUTE_EXEC_STREAM));
+	if (strcmp(path, "/v1/sessions") == 0) {
+		if (strcmp(method, "GET") == 0)
+			return (ROUTE_SESSIONS_LIST);
+		if (strcmp(method, "POST") == 0)
+			return (ROUTE_SESSIONS_CREATE);
+		return (ROUTE_BAD_METHOD);
+	}
+	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
+		return (ROUTE_NONE);
+
+	seg = path + sizeof(prefix) - 1;
+	if ((slash = strchr(seg, '/')) == NULL) {
+		seglen = strlen(seg);
+		rest = NULL;
+	} else {
+		seglen = slash - seg;
+		rest = slash + 1;
+	}
+	if (seglen == 0)
+		return (ROUTE_NONE);
+
+	if (rest == NULL) {
+		httphead_setref(ref, refmax, seg, seglen);
+		if (strcmp(method, "GET") == 0)
+			return (ROUTE_SESSION_GET);
+		if (strcmp(method, "DELETE") == 0)
+			return (ROUTE_SESSION_DELETE);
+		return (ROUTE_BAD_METHOD);
+	}
+	if (strcmp(rest, "signal") == 0) {
+		httphead_setref(ref, refmax, seg, seglen);
+		return (httphead_pick(method, "POST", ROUTE_SESSION_SIGNAL));
+	}
+	if (strcmp(rest, "input") == 0) {
+		httphead_setref(ref, refmax, seg, seglen);
+		return (httphead_pick(method, "POST", ROUTE_SESSION_INPUT));
+	}
+	if (strcmp(rest, "resize") == 0) {
+		httphead_setref(ref, refmax, seg, seglen);
+		return (httphead_pick(method, "POST", ROUTE_SESSION_RESIZE));
+	}
+	if (strcmp(rest, "log") == 0) {
+		httphead_setref(ref, refmax, seg, seglen);
+		return (httphead_pick(method, "GET", ROUTE_SESSION_LOG));
+	}
+	if (strcmp(rest, "attach") == 0) {
+		httphead_setref(ref, refmax, seg, seglen);
+		return (httphead_pick(method, "GET", ROUTE_SESSION_ATTACH));
+	}
+	return (ROUTE_NONE);
+}

@@ -1,0 +1,149 @@
+/*
+ * log.c: the process's one log sink, stderr or syslog.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libwebsockets.h>
+
+#include "log.h"
+
+static int	 log_foreground = 1;
+static int	 log_level;
+static char	 log_ident[64] = "lodged";
+
+void
+log_init(const char *ident, int foreground, int verbose)
+{
+	log_foreground = foreground;
+	log_level = verbose;
+	log_setident(ident);
+	if (!foreground)
+		openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+void
+log_setident(const char *ident)
+{
+	strlcpy(log_ident, ident, sizeof(log_ident));
+}
+
+int
+log_verbose(void)
+{
+	return (log_level);
+}
+
+static void
+log_vwrite(int pri, const char *fmt, va_list ap, int with_errno)
+{
+	char	 msg[1024];
+	int	 saved = errno;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (with_errno) {
+		strlcat(msg, ": ", sizeof(msg));
+		strlcat(msg, strerror(saved), sizeof(msg));
+	}
+	if (log_foreground)
+		fprintf(stderr, "%s[%d]: %s\n", log_ident, (int)getpid(), msg);
+	else
+		syslog(pri, "%s", msg);
+	errno = saved;
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_WARNING, fmt, ap, 1);
+	va_end(ap);
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_WARNING, fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_INFO, fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+log_debug(const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (log_level < 1)
+		return;
+	va_start(ap, fmt);
+	log_vwrite(LOG_DEBUG, fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+fatal(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_CRIT, fmt, ap, 1);
+	va_end(ap);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_CRIT, fmt, ap, 0);
+	va_end(ap);
+	exit(1);
+}
+
+static void
+log_lws_emit(int level, const char *line)
+{
+	char	 buf[512];
+	size_t	 n;
+
+	strlcpy(buf, line, sizeof(buf));
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	/* lws prefixes a timestamp; keep the message only. */
+	if (level & LLL_ERR)
+		log_warnx("lws: %s", buf);
+	else
+		log_debug("lws: %s", buf);
+}
+
+void
+log_lws_init(void)
+{
+	int	levels = LLL_ERR;
+
+	if (log_level >= 2)
+		levels |= LLL_WARN | LLL_NOTICE;
+	lws_set_log_level(levels, log_lws_emit);
+}

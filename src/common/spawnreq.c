@@ -1,0 +1,360 @@
+/*
+ * spawnreq.c: decoding and checking of run requests (see spawnreq.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpack.h"
+#include "spawnreq.h"
+
+int
+spawnreq_name_valid(const char *s, size_t len)
+{
+	size_t	i;
+
+	if (len == 0 || len > SPAWNREQ_NAME_MAX)
+		return (0);
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		    c == '-'))
+			return (0);
+	}
+	return (1);
+}
+
+static char *
+spawnreq_strdup(const char *p, size_t len)
+{
+	char	*s;
+
+	if (memchr(p, '\0', len) != NULL || (s = malloc(len + 1)) == NULL)
+		return (NULL);
+	memcpy(s, p, len);
+	s[len] = '\0';
+	return (s);
+}
+
+static int
+spawnreq_args(const msgpack_object *v, struct spawnreq *r, char *why,
+    size_t whylen)
+{
+	uint32_t	i;
+
+	if (v->type != MSGPACK_OBJECT_ARRAY) {
+		snprintf(why, whylen, "'args' must be an array of strings");
+		return (-1);
+	}
+	if (v->via.array.size == 0 || v->via.array.size > SPAWNREQ_ARGS_MAX) {
+		snprintf(why, whylen, "'args' must hold 1 to %d strings",
+		    SPAWNREQ_ARGS_MAX);
+		return (-1);
+	}
+	if ((r->args = calloc(v->via.array.size + 1, sizeof(char *))) == NULL)
+		goto nomem;
+	for (i = 0; i < v->via.array.size; i++) {
+		const msgpack_object *a = &v->via.array.ptr[i];
+
+		if (a->type != MSGPACK_OBJECT_STR) {
+			snprintf(why, whylen, "'args' must be an array of "
+			    "strings");
+			return (-1);
+		}
+		if ((r->args[i] = spawnreq_strdup(a->via.str.ptr,
+		    a->via.str.size)) == NULL) {
+			snprintf(why, whylen, "'args' strings must not hold "
+			    "NUL bytes");
+			return (-1);
+		}
+		r->nargs++;
+	}
+	if (r->args[0][0] == '\0') {
+		snprintf(why, whylen, "'args[0]' must not be empty");
+		return (-1);
+	}
+	return (0);
+nomem:
+	snprintf(why, whylen, "out of memory");
+	return (-1);
+}
+
+static int
+spawnreq_env(const msgpack_object *v, struct spawnreq *r, char *why,
+    size_t whylen)
+{
+	uint32_t	i;
+
+	if (v->type == MSGPACK_OBJECT_NIL)
+		return (0);
+	if (v->type != MSGPACK_OBJECT_MAP) {
+		snprintf(why, whylen, "'env' must be an object of strings");
+		return (-1);
+	}
+	if (v->via.map.size > SPAWNREQ_ENV_MAX) {
+		snprintf(why, whylen, "'env' has more than %d entries",
+		    SPAWNREQ_ENV_MAX);
+		return (-1);
+	}
+	if ((r->env = calloc(v->via.map.size + 1, sizeof(char *))) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return (-1);
+	}
+	for (i = 0; i < v->via.map.size; i++) {
+		const msgpack_object *k = &v->via.map.ptr[i].key;
+		const msgpack_object *x = &v->via.map.ptr[i].val;
+		char *e;
+
+		if (k->type != MSGPACK_OBJECT_STR ||
+		    x->type != MSGPACK_OBJECT_STR) {
+			snprintf(why, whylen, "'env' must be an object of "
+			    "strings");
+			return (-1);
+		}
+		if (k->via.str.size == 0 ||
+		    memchr(k->via.str.ptr, '=', k->via.str.size) != NULL ||
+		    memchr(k->via.str.ptr, '\0', k->via.str.size) != NULL ||
+		    memchr(x->via.str.ptr, '\0', x->via.str.size) != NULL) {
+			snprintf(why, whylen, "'env' names must be non-empty "
+			    "without '=' and no entry may hold NUL bytes");
+			return (-1);
+		}
+		if ((e = malloc(k->via.str.size + x->via.str.size + 2)) ==
+		    NULL) {
+			snprintf(why, whylen, "out of memory");
+			return (-1);
+		}
+		memcpy(e, k->via.str.ptr, k->via.str.size);
+		e[k->via.str.size] = '=';
+		memcpy(e + k->via.str.size + 1, x->via.str.ptr,
+		    x->via.str.size);
+		e[k->via.str.size + 1 + x->via.str.size] = '\0';
+		r->env[r->nenv++] = e;
+	}
+	return (0);
+}
+
+/* A string field into a fixed buffer, with a message naming it. */
+static int
+spawnreq_fixed(const msgpack_object *o, const char *key, char *dst,
+    size_t dstlen, char *why, size_t whylen)
+{
+	const char	*p;
+	size_t		 len;
+	int		 rc;
+
+	if ((rc = mpack_get_str(o, key, &p, &len)) == 0)
+		return (0);
+	if (rc == -1) {
+		snprintf(why, whylen, "'%s' must be a string", key);
+		return (-1);
+	}
+	if (len >= dstlen || memchr(p, '\0', len) != NULL) {
+		snprintf(why, whylen, "'%s' is too long or holds NUL bytes",
+		    key);
+		return (-1);
+	}
+	memcpy(dst, p, len);
+	dst[len] = '\0';
+	return (1);
+}
+
+static int
+spawnreq_string(const msgpack_object *o, const char *key, char **dst,
+    char *why, size_t whylen)
+{
+	const char	*p;
+	size_t		 len;
+	int		 rc;
+
+	if ((rc = mpack_get_str(o, key, &p, &len)) == 0)
+		return (0);
+	if (rc == -1) {
+		snprintf(why, whylen, "'%s' must be a string", key);
+		return (-1);
+	}
+	if ((*dst = spawnreq_strdup(p, len)) == NULL) {
+		snprintf(why, whylen, "'%s' must not hold NUL bytes", key);
+		return (-1);
+	}
+	return (1);
+}
+
+static int
+spawnreq_int(const msgpack_object *o, const char *key, int64_t min,
+    int64_t max, int64_t *out, char *why, size_t whylen)
+{
+	int	rc;
+
+	if ((rc = mpack_get_int(o, key, min, max, out)) == -1)
+		snprintf(why, whylen, "'%s' must be an integer from %lld to "
+		    "%lld", key, (long long)min, (long long)max);
+	return (rc);
+}
+
+static int
+spawnreq_bool(const msgpack_object *o, const char *key, int *out, char *why,
+    size_t whylen)
+{
+	int	rc;
+
+	if ((rc = mpack_get_bool(o, key, out)) == -1)
+		snprintf(why, whylen, "'%s' must be true or false", key);
+	return (rc);
+}
+
+static int
+spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
+    char *why, size_t whylen)
+{
+	const msgpack_object	*v;
+	const char		*p;
+	size_t			 len;
+	int64_t			 n;
+	int			 rc;
+
+	if (o->type != MSGPACK_OBJECT_MAP) {
+		snprintf(why, whylen, "the request must be an object");
+		return (-1);
+	}
+	if (spawnreq_string(o, "command", &r->command, why, whylen) == -1)
+		return (-1);
+	if ((v = mpack_get(o, "args")) != NULL &&
+	    v->type != MSGPACK_OBJECT_NIL) {
+		if (r->command != NULL) {
+			snprintf(why, whylen, "give 'command' or 'args', not "
+			    "both");
+			return (-1);
+		}
+		if (spawnreq_args(v, r, why, whylen) == -1)
+			return (-1);
+	}
+	if (r->command == NULL && r->args == NULL && r->kind != SPAWN_SESSION) {
+		snprintf(why, whylen, "'command' or 'args' is required");
+		return (-1);
+	}
+	if (r->command != NULL && r->command[0] == '\0') {
+		snprintf(why, whylen, "'command' must not be empty");
+		return (-1);
+	}
+	if (spawnreq_string(o, "workDir", &r->workdir, why, whylen) == -1)
+		return (-1);
+	if (r->workdir != NULL && r->workdir[0] == '\0') {
+		free(r->workdir);
+		r->workdir = NULL;
+	}
+	if ((v = mpack_get(o, "env")) != NULL &&
+	    spawnreq_env(v, r, why, whylen) == -1)
+		return (-1);
+	if (spawnreq_fixed(o, "user", r->user, sizeof(r->user), why,
+	    whylen) == -1)
+		return (-1);
+
+	r->cols = 80;
+	r->rows = 24;
+	if (spawnreq_bool(o, r->kind == SPAWN_STREAM ? "tty" : "pty", &r->pty,
+	    why, whylen) == -1)
+		return (-1);
+	if ((rc = spawnreq_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &n, why,
+	    whylen)) == -1)
+		return (-1);
+	if (rc == 1)
+		r->cols = (int)n;
+	if ((rc = spawnreq_int(o, "rows", 1, SPAWNREQ_SIZE_MAX, &n, why,
+	    whylen)) == -1)
+		return (-1);
+	if (rc == 1)
+		r->rows = (int)n;
+
+	if (r->kind == SPAWN_SESSION) {
+		if ((rc = spawnreq_fixed(o, "name", r->name, sizeof(r->name),
+		    why, whylen)) == -1) {
+			snprintf(why, whylen, "'name' must be 1 to %d "
+			    "characters of A-Z a-z 0-9 . _ -",
+			    SPAWNREQ_NAME_MAX);
+			return (-1);
+		}
+		if (rc == 1 && !spawnreq_name_valid(r->name,
+		    strlen(r->name))) {
+			snprintf(why, whylen, "'name' must be 1 to %d "
+			    "characters of A-Z a-z 0-9 . _ -",
+			    SPAWNREQ_NAME_MAX);
+			return (-1);
+		}
+		r->buffer_size = SPAWNREQ_BUFFER_DEFAULT;
+		if (r->buffer_size > buffer_max)
+			r->buffer_size = buffer_max;
+		if ((rc = spawnreq_int(o, "bufferSize", SPAWNREQ_BUFFER_MIN,
+		    (int64_t)buffer_max, &n, why, whylen)) == -1)
+			return (-1);
+		if (rc == 1)
+			r->buffer_size = (size_t)n;
+		return (0);
+	}
+
+	if ((rc = mpack_get_num(o, "timeoutSeconds", &r->timeout)) == -1 ||
+	    (rc == 1 && (r->timeout < 0 || r->timeout > 1e9))) {
+		snprintf(why, whylen, "'timeoutSeconds' must be a number from "
+		    "0 to 1e9");
+		return (-1);
+	}
+	if (r->kind == SPAWN_EXEC) {
+		if ((rc = mpack_get_str(o, "stdin", &p, &len)) == -1) {
+			snprintf(why, whylen, "'stdin' must be a string");
+			return (-1);
+		}
+		if (rc == 1) {
+			if ((r->stdin_data = malloc(len + 1)) == NULL) {
+				snprintf(why, whylen, "out of memory");
+				return (-1);
+			}
+			memcpy(r->stdin_data, p, len);
+			r->stdin_len = len;
+		}
+		if ((rc = mpack_get_str(o, "encoding", &p, &len)) == -1 ||
+		    (rc == 1 && !(len == 4 && memcmp(p, "utf8", 4) == 0) &&
+		    !(len == 5 && memcmp(p, "utf-8", 5) == 0) &&
+		    !(len == 6 && memcmp(p, "base64", 6) == 0))) {
+			snprintf(why, whylen, "'encoding' must be \"utf8\" or "
+			    "\"base64\"");
+			return (-1);
+		}
+		r->base64 = (rc == 1 && len == 6);
+		if ((rc = spawnreq_int(o, "maxOutputBytes", 0, INT64_MAX / 2,
+		    &r->max_output, why, whylen)) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+int
+spawnreq_decode(const msgpack_object *o, enum spawnreq_kind kind,
+    size_t buffer_max, struct spawnreq *r, char *why, size_t whylen)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	if (spawnreq_fields(o, r, buffer_max, why, whylen) == -1) {
+		spawnreq_free(r);
+		return (-1);
+	}
+	return (0);
+}
+
+void
+spawnreq_free(struct spawnreq *r)
+{
+	size_t	i;
+
+	free(r->command);
+	for (i = 0; r->args != NULL && r->args[i] != NULL; i++)
+		free(r->args[i]);
+	free(r->args);
+	free(r->workdir);
+	for (i = 0; r->env != NULL && r->env[i] != NULL; i++)
+		free(r->env[i]);
+	free(r->env);
+	free(r->stdin_data);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,580 @@
+/*
+ * api.c: the REST calls of the protocol, answered by the front.
+ *
+ * Requests are checked here (token, route, body) before any worker hears of
+ * them.  Calls on one session become control requests to its worker; the
+ * worker's reply completes the HTTP reply.  WebSocket upgrades and log
+ * requests are handed to the worker whole.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libwebsockets.h>
+
+#include "front.h"
+#include "jsonmp.h"
+#include "log.h"
+#include "mpack.h"
+#include "signame.h"
+#include "spawnreq.h"
+
+/* A ref is an id or a name: the same characters, at most 64 of them. */
+static int
+api_ref_valid(const char *ref)
+{
+	return (spawnreq_name_valid(ref, strlen(ref)));
+}
+
+static struct session *
+api_session(struct conn *c)
+{
+	struct session	*s;
+
+	if (!api_ref_valid(c->ref)) {
+		conn_reply_error(c, 400, "bad_request",
+		    "invalid session reference: ids and names are 1 to 64 "
+		    "characters of A-Z a-z 0-9 . _ -");
+		return (NULL);
+	}
+	if ((s = registry_find(c->ref)) == NULL || !s->ready || s->gone) {
+		conn_reply_error(c, 404, "not_found",
+		    "session '%s' does not exist", c->ref);
+		return (NULL);
+	}
+	return (s);
+}
+
+/* Parse the JSON body into msgpack, so one decoder checks every request. */
+static int
+api_body_object(struct conn *c, msgpack_sbuffer *sb, msgpack_unpacked *up,
+    int empty_ok)
+{
+	json_error_t	 err;
+	json_t		*j;
+	msgpack_packer	 pk;
+	size_t		 off = 0;
+
+	if (c->body_len == 0 && empty_ok)
+		j = json_object();
+	else if ((j = json_loadb(c->body != NULL ? c->body : "", c->body_len,
+	    JSON_REJECT_DUPLICATES, &err)) == NULL) {
+		conn_reply_error(c, 400, "bad_request",
+		    "malformed JSON: %s (line %d, column %d)", err.text,
+		    err.line, err.column);
+		return (-1);
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		conn_reply_error(c, 400, "bad_request",
+		    "the request body must be a JSON object");
+		return (-1);
+	}
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	if (jsonmp_pack(&pk, j) == -1) {
+		json_decref(j);
+		conn_reply_error(c, 400, "bad_request", "unusable JSON");
+		return (-1);
+	}
+	json_decref(j);
+	if (msgpack_unpack_next(up, sb->data, sb->size, &off) !=
+	    MSGPACK_UNPACK_SUCCESS) {
+		conn_reply_error(c, 500, "internal", "cannot convert request");
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+api_health(struct conn *c)
+{
+	conn_reply_json(c, 200, json_pack("{s:s,s:s,s:i}", "status", "ok",
+	    "version", PACKAGE_VERSION, "sessions", registry_count()));
+}
+
+static void
+api_list(struct conn *c)
+{
+	json_t	*a;
+
+	if ((a = registry_list()) == NULL) {
+		conn_reply_error(c, 500, "internal", "out of memory");
+		return;
+	}
+	conn_reply_json(c, 200, json_pack("{s:o}", "sessions", a));
+}
+
+/* Resolve the user a process runs as; 0, or an HTTP status. */
+static int
+api_user(struct conn *c, const char *name, struct passwd *out, char *buf,
+    size_t buflen)
+{
+	struct passwd	*pw = NULL;
+	int		 rc;
+
+	if (name[0] == '\0')
+		rc = getpwuid_r(geteuid(), out, buf, buflen, &pw);
+	else
+		rc = getpwnam_r(name, out, buf, buflen, &pw);
+	if (rc != 0 || pw == NULL) {
+		if (name[0] == '\0')
+			conn_reply_error(c, 500, "internal",
+			    "lodged's own user has no passwd entry");
+		else
+			conn_reply_error(c, 422, "spawn_failed",
+			    "unknown user '%s'", name);
+		return (-1);
+	}
+	if (geteuid() != 0 && pw->pw_uid != geteuid()) {
+		conn_reply_error(c, 403, "forbidden", "'user' needs lodged to "
+		    "run as root");
+		return (-1);
+	}
+	/* A client on the Unix socket may only act as itself, unless root. */
+	if (c->l->is_unix && c->peer_uid != 0 && c->peer_uid != (uid_t)-1 &&
+	    pw->pw_uid != c->peer_uid && name[0] != '\0') {
+		conn_reply_error(c, 403, "forbidden", "you may only start "
+		    "sessions as yourself");
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+api_create(struct conn *c)
+{
+	msgpack_sbuffer	 body, sb;
+	msgpack_unpacked up;
+	msgpack_packer	 pk;
+	struct spawnreq	 req;
+	struct passwd	 pw;
+	struct session	*s;
+	unsigned char	 raw[16];
+	char		 why[512], id[64], pwbuf[4096];
+	size_t		 i;
+	int		 sp[2];
+
+	msgpack_sbuffer_init(&body);
+	msgpack_unpacked_init(&up);
+	if (api_body_object(c, &body, &up, 1) == -1)
+		goto out;
+	if (spawnreq_decode(&up.data, SPAWN_SESSION, front->conf.max_buffer,
+	    &req, why, sizeof(why)) == -1) {
+		conn_reply_error(c, 400, "bad_request", "%s", why);
+		goto out;
+	}
+	if (req.name[0] != '\0' && (registry_name_taken(req.name) ||
+	    registry_find_id(req.name) != NULL)) {
+		conn_reply_error(c, 409, "conflict", "a session named '%s' "
+		    "exists already", req.name);
+		goto done;
+	}
+	if (registry_count() >= front->conf.max_sessions) {
+		conn_reply_error(c, 503, "unavailable", "too many sessions "
+		    "(--max-sessions %d)", front->conf.max_sessions);
+		goto done;
+	}
+	if (api_user(c, req.user, &pw, pwbuf, sizeof(pwbuf)) == -1)
+		goto done;
+
+	arc4random_buf(raw, sizeof(raw));
+	for (i = 0; i < sizeof(raw); i++)
+		snprintf(id + i * 2, 3, "%02x", raw[i]);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+	    sp) == -1) {
+		conn_reply_error(c, 503, "unavailable", "socketpair: %s",
+		    strerror(errno));
+		goto done;
+	}
+	if ((s = registry_add(id, req.name, sp[0])) == NULL) {
+		close(sp[0]);
+		close(sp[1]);
+		conn_reply_error(c, 503, "unavailable", "out of memory");
+		goto done;
+	}
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 11);
+	mpack_kv_str(&pk, "type", "spawn");
+	mpack_kv_bool(&pk, "fd", 1);
+	mpack_kv_str(&pk, "id", id);
+	mpack_kv_str(&pk, "rundir", front->conf.rundir);
+	mpack_kv_int(&pk, "uid", pw.pw_uid);
+	mpack_kv_int(&pk, "gid", pw.pw_gid);
+	mpack_kv_str(&pk, "user", pw.pw_name);
+	mpack_kv_str(&pk, "home", pw.pw_dir);
+	mpack_kv_str(&pk, "shell", pw.pw_shell != NULL &&
+	    pw.pw_shell[0] != '\0' ? pw.pw_shell : "/bin/sh");
+	mpack_kv_uint(&pk, "bufferMax", front->conf.max_buffer);
+	mpack_str(&pk, "req");
+	msgpack_pack_object(&pk, up.data);
+	if (spawner_spawn(&sb, sp[1]) == -1) {
+		msgpack_sbuffer_destroy(&sb);
+		registry_remove(s);
+		conn_reply_error(c, 503, "unavailable",
+		    "cannot start a session worker");
+		goto done;
+	}
+	msgpack_sbuffer_destroy(&sb);
+	c->creating = 1;
+	c->waiting = s;
+	c->state = CONN_WAIT;
+	LIST_INSERT_HEAD(&s->waiters, c, wait_entry);
+done:
+	spawnreq_free(&req);
+out:
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&body);
+}
+
+/* Send a request map (already holding "type") with a fresh id. */
+static void
+api_forward(struct conn *c, struct session *s, const char *type,
+    const msgpack_object *extra_key, const msgpack_object *extra_val,
+    const char *bin_key, const void *bin, size_t binlen)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	int		n = 2;
+
+	if (extra_key != NULL)
+		n++;
+	if (bin_key != NULL)
+		n++;
+	c->reqid = registry_next_id();
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, n);
+	mpack_kv_str(&pk, "type", type);
+	mpack_kv_int(&pk, "id", c->reqid);
+	if (extra_key != NULL) {
+		msgpack_pack_object(&pk, *extra_key);
+		msgpack_pack_object(&pk, *extra_val);
+	}
+	if (bin_key != NULL)
+		mpack_kv_bin(&pk, bin_key, bin, binlen);
+	if (registry_request(s, c, &sb, -1) == -1)
+		conn_reply_error(c, 404, "not_found",
+		    "session '%s' does not exist", c->ref);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+api_signal(struct conn *c, struct session *s)
+{
+	msgpack_sbuffer		 body;
+	msgpack_unpacked	 up;
+	const msgpack_object	*v;
+	uint32_t		 i;
+
+	msgpack_sbuffer_init(&body);
+	msgpack_unpacked_init(&up);
+	if (api_body_object(c, &body, &up, 0) == -1)
+		goto out;
+	if ((v = mpack_get(&up.data, "signal")) == NULL ||
+	    signame_from_object(v) == -1) {
+		conn_reply_error(c, 400, "bad_request", "'signal' must be a "
+		    "signal name such as \"INT\" or a number from 1 to 64");
+		goto out;
+	}
+	for (i = 0; i < up.data.via.map.size; i++)
+		if (mpack_streq(&up.data.via.map.ptr[i].key, "signal"))
+			api_forward(c, s, "signal", &up.data.via.map.ptr[i].key,
+			    &up.data.via.map.ptr[i].val, NULL, NULL, 0);
+out:
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&body);
+}
+
+static void
+api_input(struct conn *c, struct session *s)
+{
+	msgpack_sbuffer	 body;
+	msgpack_unpacked up;
+	const char	*p, *b64;
+	size_t		 len, b64len;
+	char		*raw = NULL;
+	int		 has, hasb64, n;
+
+	msgpack_sbuffer_init(&body);
+	msgpack_unpacked_init(&up);
+	if (api_body_object(c, &body, &up, 0) == -1)
+		goto out;
+	has = mpack_get_str(&up.data, "data", &p, &len);
+	hasb64 = mpack_get_str(&up.data, "dataBase64", &b64, &b64len);
+	if (has == -1 || hasb64 == -1 || has + hasb64 != 1) {
+		conn_reply_error(c, 400, "bad_request", "give one of 'data' "
+		    "(a string) or 'dataBase64' (a base64 string)");
+		goto out;
+	}
+	if (hasb64) {
+		char *tmp;
+
+		if ((raw = malloc(b64len + 4)) == NULL ||
+		    (tmp = strndup(b64, b64len)) == NULL) {
+			conn_reply_error(c, 503, "unavailable",
+			    "out of memory");
+			goto out;
+		}
+		n = lws_b64_decode_string_len(tmp, (int)b64len, raw,
+		    (int)b64len + 4);
+		free(tmp);
+		if (n < 0 || (b64len > 0 && n == 0)) {
+			conn_reply_error(c, 400, "bad_request",
+			    "'dataBase64' is not valid base64");
+			goto out;
+		}
+		p = raw;
+		len = (size_t)n;
+	}
+	api_forward(c, s, "input", NULL, NULL, "data", p, len);
+out:
+	free(raw);
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&body);
+}
+
+static void
+api_resize(struct conn *c, struct session *s)
+{
+	msgpack_sbuffer	 body, sb;
+	msgpack_unpacked up;
+	msgpack_packer	 pk;
+	int64_t		 cols, rows;
+
+	msgpack_sbuffer_init(&body);
+	msgpack_unpacked_init(&up);
+	if (api_body_object(c, &body, &up, 0) == -1)
+		goto out;
+	if (mpack_get_int(&up.data, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) !=
+	    1 || mpack_get_int(&up.data, "rows", 1, SPAWNREQ_SIZE_MAX,
+	    &rows) != 1) {
+		conn_reply_error(c, 400, "bad_request", "'cols' and 'rows' "
+		    "must be integers from 1 to %d", SPAWNREQ_SIZE_MAX);
+		goto out;
+	}
+	c->reqid = registry_next_id();
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 4);
+	mpack_kv_str(&pk, "type", "resize");
+	mpack_kv_int(&pk, "id", c->reqid);
+	mpack_kv_int(&pk, "cols", cols);
+	mpack_kv_int(&pk, "rows", rows);
+	if (registry_request(s, c, &sb, -1) == -1)
+		conn_reply_error(c, 404, "not_found",
+		    "session '%s' does not exist", c->ref);
+	msgpack_sbuffer_destroy(&sb);
+out:
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&body);
+}
+
+void
+api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o)
+{
+	const char	*code = "internal", *msg = "worker failed";
+	char		 codebuf[64], msgbuf[512];
+	size_t		 len;
+	int64_t		 status = 500;
+
+	(void)mpack_get_int(o, "status", 100, 599, &status);
+	if (mpack_get_str(o, "code", &code, &len) == 1) {
+		snprintf(codebuf, sizeof(codebuf), "%.*s", (int)len, code);
+		code = codebuf;
+	}
+	if (mpack_get_str(o, "message", &msg, &len) == 1) {
+		snprintf(msgbuf, sizeof(msgbuf), "%.*s", (int)len, msg);
+		msg = msgbuf;
+	}
+	if (c->creating) {
+		c->creating = 0;
+		if (status == 201 && s != NULL && s->obj != NULL) {
+			s->ready = 1;
+			log_info("session %s%s%s: created", s->id,
+			    s->name[0] != '\0' ? " " : "", s->name);
+			conn_reply_json(c, 201, json_incref(s->obj));
+			return;
+		}
+		if (s != NULL)
+			registry_remove(s);
+		conn_reply_error(c, (int)status, code, "%s", msg);
+		return;
+	}
+	if (status >= 300) {
+		conn_reply_error(c, (int)status, code, "%s", msg);
+		return;
+	}
+	switch (c->route) {
+	case ROUTE_SESSION_GET:
+		if ((o = mpack_get(o, "session")) == NULL) {
+			conn_reply_error(c, 500, "internal", "no session");
+			return;
+		}
+		conn_reply_json(c, 200, jsonmp_to_json(o));
+		return;
+	case ROUTE_SESSION_DELETE:
+		log_info("session %s: deleted", s->id);
+		registry_remove(s);
+		conn_reply_empty(c, 204);
+		return;
+	default:
+		conn_reply_empty(c, 204);
+		return;
+	}
+}
+
+/* A WebSocket upgrade or a log request: check it, then hand it over. */
+static void
+api_handoff(struct conn *c)
+{
+	struct session	*s;
+	char		 v[64], *end;
+	const char	*names[] = { "since", "cols", "rows" };
+	size_t		 i;
+	int		 n;
+
+	if (c->route != ROUTE_SESSION_ATTACH && c->route != ROUTE_SESSION_LOG) {
+		conn_reply_error(c, 400, "bad_request", "WebSocket upgrades are "
+		    "for /v1/sessions/{ref}/attach and /v1/exec/stream");
+		return;
+	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if ((n = httphead_query(c->h.query, names[i], v,
+		    sizeof(v))) == -1)
+			continue;
+		errno = 0;
+		if (n <= 0 || v[0] < '0' || v[0] > '9' ||
+		    strtoull(v, &end, 10) > (i == 0 ? UINT64_MAX / 2 :
+		    SPAWNREQ_SIZE_MAX) || *end != '\0' || errno != 0 ||
+		    (i > 0 && strtoull(v, NULL, 10) == 0)) {
+			conn_reply_error(c, 400, "bad_request", "'%s' must be "
+			    "%s", names[i], i == 0 ? "a non-negative integer" :
+			    "an integer from 1 to 10000");
+			return;
+		}
+	}
+	if (c->route == ROUTE_SESSION_ATTACH && !c->h.upgrade) {
+		conn_reply_error(c, 400, "bad_request", "attach is a WebSocket: "
+		    "send Upgrade: websocket");
+		return;
+	}
+	if (c->route == ROUTE_SESSION_LOG && c->h.upgrade) {
+		conn_reply_error(c, 400, "bad_request",
+		    "log is plain HTTP, not a WebSocket");
+		return;
+	}
+	if ((s = api_session(c)) == NULL)
+		return;
+	if (conn_handoff(c, s) == -1)
+		conn_reply_error(c, 503, "unavailable",
+		    "cannot reach the session's worker");
+}
+
+/* The head is complete: token, route, then hand off or read the body. */
+static void
+api_head(struct conn *c)
+{
+	c->close_after = 0;
+	c->route = httphead_route(c->h.method, c->h.path, c->ref,
+	    sizeof(c->ref));
+	if (!c->l->is_unix && !auth_check(&c->h)) {
+		c->close_after = 1;
+		conn_reply_error(c, 401, "unauthorized",
+		    "missing or wrong token");
+		return;
+	}
+	if (c->h.upgrade || c->route == ROUTE_SESSION_LOG) {
+		c->close_after = 1;	/* if refused: the stream is unusable */
+		api_handoff(c);
+		return;
+	}
+	if (c->h.chunked) {
+		c->close_after = 1;
+		conn_reply_error(c, 411, "bad_request", "chunked bodies are not "
+		    "supported: send Content-Length");
+		return;
+	}
+	if (c->h.content_length > (int64_t)front->conf.max_body) {
+		c->close_after = 1;
+		conn_reply_error(c, 413, "payload_too_large", "the body is "
+		    "larger than %zu bytes", front->conf.max_body);
+		return;
+	}
+	if (conn_consume_head(c) == -1 ||
+	    conn_start_body(c, c->h.content_length > 0 ?
+	    (size_t)c->h.content_length : 0) == -1) {
+		c->close_after = 1;
+		conn_reply_error(c, 500, "internal", "cannot read the request");
+	}
+}
+
+static void
+api_request(struct conn *c)
+{
+	struct session	*s;
+
+	switch (c->route) {
+	case ROUTE_NONE:
+		conn_reply_error(c, 404, "not_found", "no such path: %s",
+		    c->h.path);
+		return;
+	case ROUTE_BAD_METHOD:
+		conn_reply_error(c, 405, "method_not_allowed", "%s is not "
+		    "allowed on %s", c->h.method, c->h.path);
+		return;
+	case ROUTE_HEALTH:
+		api_health(c);
+		return;
+	case ROUTE_SESSIONS_LIST:
+		api_list(c);
+		return;
+	case ROUTE_SESSIONS_CREATE:
+		api_create(c);
+		return;
+	case ROUTE_EXEC:
+	case ROUTE_EXEC_STREAM:
+		conn_reply_error(c, 503, "unavailable", "exec is not "
+		    "available yet");
+		return;
+	default:
+		break;
+	}
+	if ((s = api_session(c)) == NULL)
+		return;
+	switch (c->route) {
+	case ROUTE_SESSION_GET:
+		api_forward(c, s, "info", NULL, NULL, NULL, NULL, 0);
+		break;
+	case ROUTE_SESSION_DELETE:
+		api_forward(c, s, "delete", NULL, NULL, NULL, NULL, 0);
+		break;
+	case ROUTE_SESSION_SIGNAL:
+		api_signal(c, s);
+		break;
+	case ROUTE_SESSION_INPUT:
+		api_input(c, s);
+		break;
+	case ROUTE_SESSION_RESIZE:
+		api_resize(c, s);
+		break;
+	default:
+		conn_reply_error(c, 404, "not_found", "no such path");
+		break;
+	}
+}
+
+void
+api_dispatch(struct conn *c)
+{
+	if (c->state == CONN_HEAD)
+		api_head(c);
+	else
+		api_request(c);
+}

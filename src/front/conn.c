@@ -1,0 +1,475 @@
+/*
+ * conn.c: one client connection to the front, HTTP/1.1 with keep-alive.
+ *
+ * The request head is only peeked at (MSG_PEEK), so a connection that is
+ * handed to a worker still holds every byte its request sent; a REST call
+ * consumes its head, then reads its Content-Length body.  One request at a
+ * time: reading stops while a reply is pending.  Every failure answers with
+ * the JSON error of the protocol and, where the stream can no longer be
+ * trusted, closes.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "front.h"
+#include "log.h"
+#include "mpack.h"
+
+#define CONN_PEEK_RETRY_MS	5
+
+static void	conn_arm_timeout(struct conn *, int seconds);
+
+const char *
+conn_status_code(int status)
+{
+	switch (status) {
+	case 400: return ("bad_request");
+	case 401: return ("unauthorized");
+	case 403: return ("forbidden");
+	case 404: return ("not_found");
+	case 405: return ("method_not_allowed");
+	case 408: return ("request_timeout");
+	case 409: return ("conflict");
+	case 411: return ("length_required");
+	case 413: return ("payload_too_large");
+	case 422: return ("spawn_failed");
+	case 431: return ("header_too_large");
+	case 503: return ("unavailable");
+	case 505: return ("http_version_not_supported");
+	default: return ("internal");
+	}
+}
+
+static const char *
+conn_reason(int status)
+{
+	switch (status) {
+	case 200: return ("OK");
+	case 201: return ("Created");
+	case 204: return ("No Content");
+	case 400: return ("Bad Request");
+	case 401: return ("Unauthorized");
+	case 403: return ("Forbidden");
+	case 404: return ("Not Found");
+	case 405: return ("Method Not Allowed");
+	case 408: return ("Request Timeout");
+	case 409: return ("Conflict");
+	case 411: return ("Length Required");
+	case 413: return ("Content Too Large");
+	case 422: return ("Unprocessable Content");
+	case 431: return ("Request Header Fields Too Large");
+	case 503: return ("Service Unavailable");
+	case 505: return ("HTTP Version Not Supported");
+	default: return ("Internal Server Error");
+	}
+}
+
+struct conn *
+conn_new(int fd, struct listener *l)
+{
+	struct conn	*c;
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return (NULL);
+	c->ffd.kind = FFD_CONN;
+	c->ffd.ptr = c;
+	c->fd = fd;
+	c->l = l;
+	c->peer_uid = (uid_t)-1;
+	if (l->is_unix && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred,
+	    &len) == 0)
+		c->peer_uid = cred.uid;
+	if ((c->buf = malloc(front->conf.max_head + 1)) == NULL) {
+		free(c);
+		return (NULL);
+	}
+	if ((c->wsi = front_adopt(fd, &c->ffd)) == NULL) {
+		free(c->buf);
+		free(c);
+		return (NULL);
+	}
+	c->state = CONN_HEAD;
+	conn_arm_timeout(c, front->conf.head_timeout);
+	return (c);
+}
+
+static void
+conn_close(struct conn *c)
+{
+	if (c->closed)
+		return;
+	c->closed = 1;
+	lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
+}
+
+void
+conn_closed(struct conn *c)
+{
+	registry_cancel(c);
+	lws_sul_cancel(&c->sul);
+	free(c->buf);
+	free(c->body);
+	free(c->out);
+	free(c);
+}
+
+static void
+conn_timeout_cb(lws_sorted_usec_list_t *sul)
+{
+	struct conn	*c = lws_container_of(sul, struct conn, sul);
+
+	if (c->state == CONN_HEAD && c->buflen > 0) {
+		c->close_after = 1;
+		conn_reply_error(c, 408, "request_timeout",
+		    "the request head did not arrive in time");
+	} else if (c->state == CONN_BODY) {
+		c->close_after = 1;
+		conn_reply_error(c, 408, "request_timeout",
+		    "the request body did not arrive in time");
+	} else if (c->state == CONN_HEAD)
+		conn_close(c);
+}
+
+static void
+conn_arm_timeout(struct conn *c, int seconds)
+{
+	lws_sul_schedule(front->ctx, 0, &c->sul, conn_timeout_cb,
+	    (lws_usec_t)seconds * LWS_US_PER_SEC);
+}
+
+/* Queue a whole reply and start writing it. */
+static void
+conn_send(struct conn *c, int status, const char *ctype, const char *body,
+    size_t len)
+{
+	char	 head[512];
+	int	 n;
+
+	if (c->closed)
+		return;
+	if (!c->keep_alive)
+		c->close_after = 1;
+	n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n"
+	    "Content-Length: %zu\r\n%s%s%s%s\r\n", status, conn_reason(status),
+	    len, ctype != NULL ? "Content-Type: " : "",
+	    ctype != NULL ? ctype : "", ctype != NULL ? "\r\n" : "",
+	    c->close_after ? "Connection: close\r\n" : "");
+	free(c->out);
+	if ((c->out = malloc((size_t)n + len)) == NULL) {
+		conn_close(c);
+		return;
+	}
+	memcpy(c->out, head, (size_t)n);
+	if (len > 0)
+		memcpy(c->out + n, body, len);
+	c->out_len = (size_t)n + len;
+	c->out_off = 0;
+	c->state = CONN_WRITE;
+	lws_sul_cancel(&c->sul);
+	lws_rx_flow_control(c->wsi, 0);
+	lws_callback_on_writable(c->wsi);
+}
+
+void
+conn_reply_json(struct conn *c, int status, json_t *j)
+{
+	char	*s;
+
+	if ((s = json_dumps(j, JSON_COMPACT)) == NULL) {
+		json_decref(j);
+		conn_reply_error(c, 500, "internal", "out of memory");
+		return;
+	}
+	json_decref(j);
+	conn_send(c, status, "application/json", s, strlen(s));
+	free(s);
+}
+
+void
+conn_reply_error(struct conn *c, int status, const char *code,
+    const char *fmt, ...)
+{
+	char	 msg[512];
+	va_list	 ap;
+	json_t	*j;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
+	if (j == NULL) {
+		/* A message that is not UTF-8 (a client's bytes): say less. */
+		j = json_pack("{s:{s:s,s:s}}", "error", "code", code,
+		    "message", "invalid request");
+	}
+	if (j == NULL) {
+		conn_close(c);
+		return;
+	}
+	conn_reply_json(c, status, j);
+}
+
+void
+conn_reply_empty(struct conn *c, int status)
+{
+	conn_send(c, status, NULL, NULL, 0);
+}
+
+void
+conn_writeable(struct conn *c)
+{
+	ssize_t	n;
+
+	if (c->state != CONN_WRITE)
+		return;
+	while (c->out_off < c->out_len) {
+		n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+		    MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				lws_callback_on_writable(c->wsi);
+				return;
+			}
+			conn_close(c);
+			return;
+		}
+		c->out_off += (size_t)n;
+	}
+	free(c->out);
+	c->out = NULL;
+	if (c->close_after) {
+		/* Let the peer read the reply before the close. */
+		shutdown(c->fd, SHUT_WR);
+		conn_close(c);
+		return;
+	}
+	free(c->body);
+	c->body = NULL;
+	c->body_len = c->body_want = 0;
+	c->buflen = 0;
+	c->peek_tries = 0;
+	c->state = CONN_HEAD;
+	conn_arm_timeout(c, front->conf.idle_timeout);
+	lws_rx_flow_control(c->wsi, 1);
+}
+
+/*
+ * Hand the connection to the session's worker: its descriptor travels over
+ * the worker's control socket, and the front forgets it.
+ */
+int
+conn_handoff(struct conn *c, struct session *s)
+{
+	msgpack_sbuffer	 sb;
+	msgpack_packer	 pk;
+	int		 fd, one = 1, null;
+
+	(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+	if ((fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		return (-1);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 2);
+	mpack_kv_str(&pk, "type", "adopt");
+	mpack_kv_bool(&pk, "fd", 1);
+	if (registry_request(s, NULL, &sb, fd) == -1) {
+		msgpack_sbuffer_destroy(&sb);
+		return (-1);
+	}
+	msgpack_sbuffer_destroy(&sb);
+	/* lws closes what is left: make that /dev/null, not the client. */
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
+		dup2(null, c->fd);
+		close(null);
+	}
+	c->closed = 1;
+	lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
+	return (0);
+}
+
+/* Wait for more of a head: RCVLOWAT on TCP, a short retry elsewhere. */
+static void
+conn_peek_later(struct conn *c, size_t have)
+{
+	int	lowat = (int)have + 1;
+
+	if (!c->l->is_unix &&
+	    setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
+	    sizeof(lowat)) == 0)
+		return;
+	lws_rx_flow_control(c->wsi, 0);
+	c->peek_tries++;
+}
+
+static void conn_peek_retry_cb(lws_sorted_usec_list_t *);
+
+static void
+conn_head(struct conn *c)
+{
+	enum httphead_result	 r;
+	const char		*why = "malformed request";
+	ssize_t			 n;
+	size_t			 limit = front->conf.max_head;
+
+	n = recv(c->fd, c->buf, limit, MSG_PEEK | MSG_DONTWAIT);
+	if (n == -1) {
+		if (errno != EAGAIN && errno != EINTR)
+			conn_close(c);
+		return;
+	}
+	if (n == 0) {
+		conn_close(c);
+		return;
+	}
+	if (c->buflen == 0)
+		conn_arm_timeout(c, front->conf.head_timeout);
+	c->buflen = (size_t)n;
+	r = httphead_parse(c->buf, c->buflen, limit, &c->h, &c->head_len,
+	    &why);
+	switch (r) {
+	case HTTPHEAD_PARTIAL:
+		conn_peek_later(c, c->buflen);
+		if (c->l->is_unix || c->peek_tries > 0) {
+			lws_sul_schedule(front->ctx, 0, &c->sul,
+			    conn_peek_retry_cb,
+			    CONN_PEEK_RETRY_MS * LWS_US_PER_MS);
+		}
+		return;
+	case HTTPHEAD_TOO_LARGE:
+		c->close_after = 1;
+		conn_reply_error(c, 431, "header_too_large", "%s", why);
+		return;
+	case HTTPHEAD_BAD_VERSION:
+		c->close_after = 1;
+		conn_reply_error(c, 505, "bad_request", "%s", why);
+		return;
+	case HTTPHEAD_BAD:
+		c->close_after = 1;
+		conn_reply_error(c, 400, "bad_request", "%s", why);
+		return;
+	case HTTPHEAD_OK:
+		break;
+	}
+	if (!c->l->is_unix) {
+		int one = 1;
+
+		(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one,
+		    sizeof(one));
+	}
+	c->peek_tries = 0;
+	c->keep_alive = c->h.keep_alive;
+	api_dispatch(c);
+}
+
+static void
+conn_peek_retry_cb(lws_sorted_usec_list_t *sul)
+{
+	struct conn	*c = lws_container_of(sul, struct conn, sul);
+
+	if (c->closed || c->state != CONN_HEAD)
+		return;
+	lws_rx_flow_control(c->wsi, 1);
+	if (c->peek_tries * CONN_PEEK_RETRY_MS >
+	    front->conf.head_timeout * 1000) {
+		c->close_after = 1;
+		conn_reply_error(c, 408, "request_timeout",
+		    "the request head did not arrive in time");
+		return;
+	}
+	conn_head(c);
+}
+
+static void
+conn_body(struct conn *c)
+{
+	ssize_t	n;
+
+	n = recv(c->fd, c->body + c->body_len, c->body_want - c->body_len,
+	    MSG_DONTWAIT);
+	if (n == -1) {
+		if (errno != EAGAIN && errno != EINTR)
+			conn_close(c);
+		return;
+	}
+	if (n == 0) {
+		conn_close(c);
+		return;
+	}
+	c->body_len += (size_t)n;
+	if (c->body_len == c->body_want) {
+		lws_sul_cancel(&c->sul);
+		api_dispatch(c);
+	}
+}
+
+/* Consume the head that was only peeked, then start on the body. */
+int
+conn_consume_head(struct conn *c)
+{
+	size_t	left = c->head_len;
+	ssize_t	n;
+	char	sink[4096];
+
+	while (left > 0) {
+		n = recv(c->fd, sink, left < sizeof(sink) ? left :
+		    sizeof(sink), MSG_DONTWAIT);
+		if (n <= 0) {
+			if (n == -1 && errno == EINTR)
+				continue;
+			return (-1);
+		}
+		left -= (size_t)n;
+	}
+	return (0);
+}
+
+int
+conn_start_body(struct conn *c, size_t len)
+{
+	if ((c->body = malloc(len + 1)) == NULL)
+		return (-1);
+	c->body_len = 0;
+	c->body_want = len;
+	c->body[len] = '\0';
+	c->state = CONN_BODY;
+	conn_arm_timeout(c, front->conf.head_timeout * 3);
+	if (len == 0)
+		api_dispatch(c);
+	return (0);
+}
+
+void
+conn_readable(struct conn *c)
+{
+	char	b;
+
+	if (c->closed)
+		return;
+	switch (c->state) {
+	case CONN_HEAD:
+		conn_head(c);
+		break;
+	case CONN_BODY:
+		conn_body(c);
+		break;
+	default:
+		/* A pipelined request waits; a closed peer is noticed. */
+		if (recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+			conn_close(c);
+		else
+			lws_rx_flow_control(c->wsi, 0);
+		break;
+	}
+}

@@ -1,0 +1,187 @@
+/*
+ * front.h: lodged's front process.
+ *
+ * The front binds the listeners, reads each request head, checks the token,
+ * routes, answers the REST calls, and hands WebSocket upgrades and log
+ * requests to the session's worker by passing the connection's descriptor.
+ * It keeps a registry of sessions that it can rebuild at any time from
+ * RUNDIR/sessions/, so it may die without loss.
+ */
+#ifndef FRONT_H
+#define FRONT_H
+
+#include <sys/queue.h>
+#include <sys/tree.h>
+#include <sys/types.h>
+
+#include <stdint.h>
+
+#include <jansson.h>
+#include <libwebsockets.h>
+#include <msgpack.h>
+
+#include "ctl.h"
+#include "httphead.h"
+
+#define FRONT_LISTEN_MAX	16
+
+struct front_config {
+	char		 rundir[512];
+	char		 listen[FRONT_LISTEN_MAX][256];
+	int		 nlisten;
+	char		 token_file[512];
+	int		 no_auth;
+	int		 foreground;
+	int		 verbose;
+	size_t		 max_head;	/* request head bytes */
+	size_t		 max_body;	/* request body bytes */
+	size_t		 max_buffer;	/* ceiling of a session's bufferSize */
+	int		 max_sessions;
+	int		 head_timeout;	/* seconds for a request head */
+	int		 idle_timeout;	/* seconds between requests */
+};
+
+struct front {
+	struct front_config	 conf;
+	char			 self[1024];	/* our own executable */
+	char			 token[128];
+	size_t			 token_len;
+	struct lws_context	*ctx;
+	struct lws_vhost	*vh;
+	int			 quit;
+};
+
+extern struct front	*front;
+
+/* What a raw-file wsi of the front stands for. */
+enum front_fd_kind {
+	FFD_LISTEN,
+	FFD_CONN,
+	FFD_WORKER,
+	FFD_TEMPLATE,
+};
+
+struct front_fd {
+	enum front_fd_kind	 kind;
+	void			*ptr;
+};
+
+struct listener {
+	struct front_fd		 ffd;
+	int			 fd;
+	int			 is_unix;
+	struct lws		*wsi;
+	char			 name[256];
+};
+
+enum conn_state {
+	CONN_HEAD,		/* waiting for a full request head */
+	CONN_BODY,		/* reading Content-Length bytes */
+	CONN_WAIT,		/* waiting for a worker's reply */
+	CONN_WRITE,		/* sending the reply */
+};
+
+struct session;
+
+struct conn {
+	struct front_fd		 ffd;
+	LIST_ENTRY(conn)	 wait_entry;	/* on a session's waiters */
+	int			 fd;
+	struct lws		*wsi;
+	struct listener		*l;
+	uid_t			 peer_uid;	/* Unix sockets */
+	enum conn_state		 state;
+	char			*buf;		/* head (peeked), then body */
+	size_t			 buflen;
+	struct httphead		 h;
+	size_t			 head_len;
+	int			 keep_alive;
+	enum httphead_route	 route;
+	char			 ref[HTTPHEAD_REF_MAX];
+	char			*body;
+	size_t			 body_len;
+	size_t			 body_want;
+	char			*out;
+	size_t			 out_len;
+	size_t			 out_off;
+	int			 close_after;
+	int			 closed;
+	struct session		*waiting;	/* session whose reply we await */
+	int64_t			 reqid;
+	int			 creating;	/* waits for "created" */
+	lws_sorted_usec_list_t	 sul;
+	int			 peek_tries;
+};
+
+struct session {
+	struct front_fd		 ffd;
+	RB_ENTRY(session)	 by_id;
+	RB_ENTRY(session)	 by_name;
+	char			 id[64];
+	char			 name[65];
+	int			 ready;		/* "created" seen */
+	int			 gone;
+	struct ctl		 ctl;
+	struct lws		*wsi;
+	json_t			*obj;		/* the session object, cached */
+	LIST_HEAD(, conn)	 waiters;
+	int			 named;
+};
+
+/* main.c */
+void	front_quit(void);
+struct lws *front_adopt(int fd, struct front_fd *);
+
+/* listener.c */
+int	listener_open(const char *spec, struct listener **);
+int	listener_open_unix(const char *path, struct listener **);
+void	listener_accept(struct listener *);
+int	listener_is_loopback(const char *spec);
+
+/* conn.c */
+struct conn *conn_new(int fd, struct listener *);
+void	conn_readable(struct conn *);
+void	conn_writeable(struct conn *);
+void	conn_closed(struct conn *);
+void	conn_reply_json(struct conn *, int status, json_t *);
+void	conn_reply_error(struct conn *, int status, const char *code,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void	conn_reply_empty(struct conn *, int status);
+int	conn_handoff(struct conn *, struct session *);
+void	conn_worker_reply(struct conn *, const msgpack_object *);
+const char *conn_status_code(int status);
+int	conn_consume_head(struct conn *);
+int	conn_start_body(struct conn *, size_t);
+
+/* api.c */
+void	api_dispatch(struct conn *);
+void	api_worker_reply(struct conn *, struct session *,
+	    const msgpack_object *);
+
+/* registry.c */
+struct session *registry_find(const char *ref);
+struct session *registry_find_id(const char *id);
+int	registry_name_taken(const char *name);
+int	registry_count(void);
+json_t	*registry_list(void);
+struct session *registry_add(const char *id, const char *name, int fd);
+void	registry_remove(struct session *);
+int	registry_request(struct session *, struct conn *, msgpack_sbuffer *,
+	    int fd);
+void	registry_cancel(struct conn *);
+void	registry_readable(struct session *);
+void	registry_writeable(struct session *);
+void	registry_closed(struct session *);
+void	registry_discover(void);
+int64_t	registry_next_id(void);
+
+/* spawner.c: the only code in the front that forks or execs */
+int	spawner_start(void);
+int	spawner_spawn(msgpack_sbuffer *, int fd);
+void	spawner_closed(void);
+
+/* auth.c */
+int	auth_init(void);
+int	auth_check(const struct httphead *);
+
+#endif

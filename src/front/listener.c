@@ -1,0 +1,181 @@
+/*
+ * listener.c: the front's listening sockets, TCP and Unix.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "front.h"
+#include "log.h"
+
+/* Split HOST:PORT ([v6]:PORT too) into its parts. */
+static int
+listener_split(const char *spec, char *host, size_t hostlen, char *port,
+    size_t portlen)
+{
+	const char	*colon;
+	size_t		 n;
+
+	if (spec[0] == '[') {
+		const char *close = strchr(spec, ']');
+
+		if (close == NULL || close[1] != ':')
+			return (-1);
+		n = (size_t)(close - spec - 1);
+		colon = close + 1;
+		spec++;
+	} else {
+		if ((colon = strrchr(spec, ':')) == NULL)
+			return (-1);
+		n = (size_t)(colon - spec);
+	}
+	if (n == 0 || n >= hostlen || strlen(colon + 1) == 0 ||
+	    strlen(colon + 1) >= portlen)
+		return (-1);
+	memcpy(host, spec, n);
+	host[n] = '\0';
+	strlcpy(port, colon + 1, portlen);
+	return (0);
+}
+
+int
+listener_is_loopback(const char *spec)
+{
+	char		 host[256], port[32];
+	struct in_addr	 a4;
+	struct in6_addr	 a6;
+
+	if (listener_split(spec, host, sizeof(host), port, sizeof(port)) == -1)
+		return (0);
+	if (strcmp(host, "localhost") == 0)
+		return (1);
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return ((ntohl(a4.s_addr) >> 24) == 127);
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return (IN6_IS_ADDR_LOOPBACK(&a6));
+	return (0);
+}
+
+static struct listener *
+listener_new(int fd, int is_unix, const char *name)
+{
+	struct listener	*l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		fatal("calloc");
+	l->ffd.kind = FFD_LISTEN;
+	l->ffd.ptr = l;
+	l->fd = fd;
+	l->is_unix = is_unix;
+	strlcpy(l->name, name, sizeof(l->name));
+	return (l);
+}
+
+int
+listener_open(const char *spec, struct listener **lp)
+{
+	struct addrinfo	 hints, *res, *ai;
+	char		 host[256], port[32];
+	int		 fd = -1, one = 1, rc;
+
+	if (listener_split(spec, host, sizeof(host), port, sizeof(port)) ==
+	    -1) {
+		log_warnx("--listen %s: expected HOST:PORT", spec);
+		return (-1);
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
+		log_warnx("--listen %s: %s", spec, gai_strerror(rc));
+		return (-1);
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC |
+		    SOCK_NONBLOCK, ai->ai_protocol);
+		if (fd == -1)
+			continue;
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+		    sizeof(one));
+		if (ai->ai_family == AF_INET6)
+			(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+			    sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+		    listen(fd, 512) == 0)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	if (fd == -1) {
+		log_warn("--listen %s", spec);
+		freeaddrinfo(res);
+		return (-1);
+	}
+	freeaddrinfo(res);
+	*lp = listener_new(fd, 0, spec);
+	return (0);
+}
+
+int
+listener_open_unix(const char *path, struct listener **lp)
+{
+	struct sockaddr_un	sun;
+	int			fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path)) {
+		log_warnx("%s: path too long", path);
+		return (-1);
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1) {
+		log_warn("socket");
+		return (-1);
+	}
+	(void)unlink(path);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    chmod(path, 0660) == -1 || listen(fd, 512) == -1) {
+		log_warn("%s", path);
+		close(fd);
+		return (-1);
+	}
+	*lp = listener_new(fd, 1, path);
+	return (0);
+}
+
+void
+listener_accept(struct listener *l)
+{
+	int	fd, i, one = 1;
+
+	/* A bounded batch, so one busy listener cannot starve the loop. */
+	for (i = 0; i < 64; i++) {
+		fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd == -1) {
+			if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_warn("accept on %s", l->name);
+			return;
+		}
+		if (!l->is_unix)
+			(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+			    sizeof(one));
+		if (conn_new(fd, l) == NULL)
+			close(fd);
+	}
+}

@@ -1,0 +1,359 @@
+/*
+ * main.c: lodged's entry point.
+ *
+ * lodged runs as two kinds of process from one executable: the front
+ * (default) and, with --template, the process that forks session workers
+ * (started by the front itself; see worker/template.c).
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "front.h"
+#include "log.h"
+#include "worker.h"
+
+extern char	**environ;
+
+struct front	*front;
+
+static int	front_raw_cb(struct lws *, enum lws_callback_reasons, void *,
+		    void *, size_t);
+
+static const struct lws_protocols front_protocols[] = {
+	{ "lodge-front", front_raw_cb, 0, 0, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+static void __attribute__((noreturn))
+usage(int status)
+{
+	FILE	*f = status == 0 ? stdout : stderr;
+
+	fprintf(f,
+"usage: lodged [--foreground] [--listen HOST:PORT]... [--runtime-dir DIR]\n"
+"              [--token-file FILE] [--no-auth] [--max-sessions N]\n"
+"              [--max-buffer-size BYTES] [--max-body-size BYTES]\n"
+"              [--max-head-size BYTES] [--head-timeout SECONDS]\n"
+"              [--idle-timeout SECONDS] [-v] [--help] [--version]\n");
+	exit(status);
+}
+
+static long long
+parse_number(const char *opt, const char *s, long long min, long long max)
+{
+	char		*end;
+	long long	 n;
+
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || end == s || n < min || n > max) {
+		fprintf(stderr, "lodged: %s must be a number from %lld to "
+		    "%lld\n", opt, min, max);
+		exit(2);
+	}
+	return (n);
+}
+
+static void
+parse_options(int argc, char **argv, struct front_config *conf)
+{
+	enum { O_LISTEN = 256, O_RUNDIR, O_TOKEN, O_NOAUTH, O_FG, O_HELP,
+	    O_VERSION, O_MAXSESS, O_MAXBUF, O_MAXBODY, O_MAXHEAD, O_HEADTO,
+	    O_IDLETO };
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "runtime-dir", required_argument, NULL, O_RUNDIR },
+		{ "token-file", required_argument, NULL, O_TOKEN },
+		{ "no-auth", no_argument, NULL, O_NOAUTH },
+		{ "foreground", no_argument, NULL, O_FG },
+		{ "help", no_argument, NULL, O_HELP },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ "max-sessions", required_argument, NULL, O_MAXSESS },
+		{ "max-buffer-size", required_argument, NULL, O_MAXBUF },
+		{ "max-body-size", required_argument, NULL, O_MAXBODY },
+		{ "max-head-size", required_argument, NULL, O_MAXHEAD },
+		{ "head-timeout", required_argument, NULL, O_HEADTO },
+		{ "idle-timeout", required_argument, NULL, O_IDLETO },
+		{ NULL, 0, NULL, 0 }
+	};
+	int	ch;
+
+	strlcpy(conf->rundir, "/run/lodge", sizeof(conf->rundir));
+	conf->max_head = 16384;
+	conf->max_body = 8 * 1024 * 1024;
+	conf->max_buffer = 64 * 1024 * 1024;
+	conf->max_sessions = 1024;
+	conf->head_timeout = 10;
+	conf->idle_timeout = 120;
+	while ((ch = getopt_long(argc, argv, "fhvV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_LISTEN:
+			if (conf->nlisten == FRONT_LISTEN_MAX) {
+				fprintf(stderr, "lodged: too many --listen\n");
+				exit(2);
+			}
+			strlcpy(conf->listen[conf->nlisten++], optarg,
+			    sizeof(conf->listen[0]));
+			break;
+		case O_RUNDIR:
+			if (optarg[0] != '/' || strlen(optarg) > 200) {
+				fprintf(stderr, "lodged: --runtime-dir must be "
+				    "an absolute path of at most 200 bytes\n");
+				exit(2);
+			}
+			strlcpy(conf->rundir, optarg, sizeof(conf->rundir));
+			break;
+		case O_TOKEN:
+			strlcpy(conf->token_file, optarg,
+			    sizeof(conf->token_file));
+			break;
+		case O_NOAUTH:
+			conf->no_auth = 1;
+			break;
+		case 'f':
+		case O_FG:
+			conf->foreground = 1;
+			break;
+		case 'v':
+			conf->verbose++;
+			break;
+		case O_MAXSESS:
+			conf->max_sessions = (int)parse_number("--max-sessions",
+			    optarg, 1, 1000000);
+			break;
+		case O_MAXBUF:
+			conf->max_buffer = (size_t)parse_number(
+			    "--max-buffer-size", optarg, 4096, 1LL << 34);
+			break;
+		case O_MAXBODY:
+			conf->max_body = (size_t)parse_number(
+			    "--max-body-size", optarg, 1024, 1LL << 30);
+			break;
+		case O_MAXHEAD:
+			conf->max_head = (size_t)parse_number(
+			    "--max-head-size", optarg, 1024, 1 << 20);
+			break;
+		case O_HEADTO:
+			conf->head_timeout = (int)parse_number(
+			    "--head-timeout", optarg, 1, 3600);
+			break;
+		case O_IDLETO:
+			conf->idle_timeout = (int)parse_number(
+			    "--idle-timeout", optarg, 1, 86400);
+			break;
+		case 'h':
+		case O_HELP:
+			usage(0);
+		case 'V':
+		case O_VERSION:
+			printf("lodged %s\n", PACKAGE_VERSION);
+			exit(0);
+		default:
+			usage(2);
+		}
+	}
+	if (optind != argc)
+		usage(2);
+	if (conf->nlisten == 0)
+		strlcpy(conf->listen[conf->nlisten++], "127.0.0.1:5634",
+		    sizeof(conf->listen[0]));
+}
+
+static int
+front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct front_fd	*ffd = lws_get_opaque_user_data(wsi);
+
+	(void)user;
+	(void)in;
+	(void)len;
+	if (ffd == NULL)
+		return (0);
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX_FILE:
+		switch (ffd->kind) {
+		case FFD_LISTEN:
+			listener_accept(ffd->ptr);
+			break;
+		case FFD_CONN:
+			conn_readable(ffd->ptr);
+			break;
+		case FFD_WORKER:
+			registry_readable(ffd->ptr);
+			break;
+		case FFD_TEMPLATE:
+			/* The template only talks on EOF: restart later. */
+			return (-1);
+		}
+		return (0);
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+		if (ffd->kind == FFD_CONN)
+			conn_writeable(ffd->ptr);
+		else if (ffd->kind == FFD_WORKER)
+			registry_writeable(ffd->ptr);
+		return (0);
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		lws_set_opaque_user_data(wsi, NULL);
+		switch (ffd->kind) {
+		case FFD_CONN:
+			conn_closed(ffd->ptr);
+			break;
+		case FFD_WORKER:
+			registry_closed(ffd->ptr);
+			break;
+		case FFD_TEMPLATE:
+			spawner_closed();
+			break;
+		case FFD_LISTEN:
+			break;
+		}
+		return (0);
+	default:
+		return (0);
+	}
+}
+
+static void
+front_signal(int sig)
+{
+	(void)sig;
+	if (front != NULL) {
+		front->quit = 1;
+		if (front->ctx != NULL)
+			lws_cancel_service(front->ctx);
+	}
+}
+
+void
+front_quit(void)
+{
+	front_signal(0);
+}
+
+static void
+front_rundir(void)
+{
+	char	path[600];
+
+	if (mkdir(front->conf.rundir, 0711) == -1 && errno != EEXIST)
+		fatal("mkdir %s", front->conf.rundir);
+	if (chmod(front->conf.rundir, 0711) == -1)
+		fatal("chmod %s", front->conf.rundir);
+	snprintf(path, sizeof(path), "%s/sessions", front->conf.rundir);
+	if (mkdir(path, 0711) == -1 && errno != EEXIST)
+		fatal("mkdir %s", path);
+	if (chmod(path, 0711) == -1)
+		fatal("chmod %s", path);
+}
+
+struct lws *
+front_adopt(int fd, struct front_fd *ffd)
+{
+	lws_sock_file_fd_type	 u;
+	struct lws		*wsi;
+
+	u.filefd = fd;
+	wsi = lws_adopt_descriptor_vhost(front->vh, LWS_ADOPT_RAW_FILE_DESC,
+	    u, "lodge-front", NULL);
+	if (wsi != NULL)
+		lws_set_opaque_user_data(wsi, ffd);
+	return (wsi);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct lws_context_creation_info	 info;
+	struct listener				*l;
+	char					 path[600];
+	int					 i;
+	ssize_t					 n;
+
+	if (argc >= 2 && strcmp(argv[1], "--template") == 0) {
+		setproctitle_init(argc, argv, environ);
+		log_init("lodged-template", argc >= 3 &&
+		    strcmp(argv[2], "-f") == 0, argc >= 4 ? 1 : 0);
+		template_main(3);
+	}
+	setproctitle_init(argc, argv, environ);
+	if ((front = calloc(1, sizeof(*front))) == NULL)
+		err(1, NULL);
+	parse_options(argc, argv, &front->conf);
+	log_init("lodged", front->conf.foreground, front->conf.verbose);
+
+	if ((n = readlink("/proc/self/exe", front->self,
+	    sizeof(front->self) - 1)) == -1)
+		fatal("readlink /proc/self/exe");
+	front->self[n] = '\0';
+
+	for (i = 0; i < front->conf.nlisten; i++) {
+		if (front->conf.no_auth &&
+		    !listener_is_loopback(front->conf.listen[i]))
+			fatalx("--no-auth is refused: %s is not a loopback "
+			    "address", front->conf.listen[i]);
+	}
+	umask(022);
+	front_rundir();
+	if (auth_init() == -1)
+		exit(1);
+
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, front_signal);
+	signal(SIGINT, front_signal);
+	signal(SIGHUP, SIG_IGN);
+
+	/* The template starts before any socket or lws state exists. */
+	if (spawner_start() == -1)
+		fatalx("cannot start the worker template");
+
+	memset(&info, 0, sizeof(info));
+	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
+	info.protocols = front_protocols;
+	info.gid = (gid_t)-1;
+	info.uid = (uid_t)-1;
+	info.fd_limit_per_thread = 8192;
+	info.vhost_name = "default";
+	log_lws_init();
+	if ((front->ctx = lws_create_context(&info)) == NULL)
+		fatalx("cannot create the event loop");
+	front->vh = lws_get_vhost_by_name(front->ctx, "default");
+	/* lws sets SIGPIPE to ignored; ours are set again for clarity. */
+	signal(SIGTERM, front_signal);
+	signal(SIGINT, front_signal);
+
+	registry_discover();
+
+	for (i = 0; i < front->conf.nlisten; i++) {
+		if (listener_open(front->conf.listen[i], &l) == -1)
+			exit(1);
+		if ((l->wsi = front_adopt(l->fd, &l->ffd)) == NULL)
+			fatalx("cannot adopt listener");
+		log_info("listening on %s", l->name);
+	}
+	snprintf(path, sizeof(path), "%s/lodged.sock", front->conf.rundir);
+	if (listener_open_unix(path, &l) == -1)
+		exit(1);
+	if ((l->wsi = front_adopt(l->fd, &l->ffd)) == NULL)
+		fatalx("cannot adopt listener");
+	log_info("listening on %s", path);
+	setproctitle("front");
+
+	while (!front->quit) {
+		if (lws_service(front->ctx, 0) < 0)
+			break;
+	}
+	log_info("exiting; sessions keep running");
+	lws_context_destroy(front->ctx);
+	return (0);
+}

@@ -1,0 +1,335 @@
+/*
+ * child.c: starting the session's process.
+ *
+ * The child gets its own session and process group, the PTY as controlling
+ * terminal (or three pipes), fds 0-2 only, default signal dispositions and
+ * an empty mask.  A failure before or in execve travels back through a
+ * close-on-exec pipe as a stage and an errno, so the caller reports why the
+ * command could not start instead of inventing an exit code.
+ */
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+extern char **environ;
+
+enum child_stage {
+	CHILD_STAGE_SETUP,
+	CHILD_STAGE_TTY,
+	CHILD_STAGE_CHDIR,
+	CHILD_STAGE_EXEC,
+};
+
+struct child_error {
+	int	stage;
+	int	err;
+};
+
+void
+child_strv_free(char **v)
+{
+	size_t	i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int
+child_strv_add(char ***v, size_t *n, const char *s)
+{
+	char	**nv;
+
+	if ((nv = reallocarray(*v, *n + 2, sizeof(char *))) == NULL)
+		return (-1);
+	*v = nv;
+	if ((nv[*n] = strdup(s)) == NULL)
+		return (-1);
+	nv[++*n] = NULL;
+	return (0);
+}
+
+/* Replace or add NAME=value in an environment vector. */
+static int
+child_env_set(char ***v, size_t *n, const char *kv)
+{
+	size_t	 i, klen = strcspn(kv, "=");
+
+	for (i = 0; i < *n; i++) {
+		if (strncmp((*v)[i], kv, klen) == 0 && (*v)[i][klen] == '=') {
+			char *s = strdup(kv);
+
+			if (s == NULL)
+				return (-1);
+			free((*v)[i]);
+			(*v)[i] = s;
+			return (0);
+		}
+	}
+	return (child_strv_add(v, n, kv));
+}
+
+char **
+child_environ(const struct spawnreq *r, const char *user, const char *home,
+    const char *shell, int pty)
+{
+	char		**v = NULL, buf[2048];
+	size_t		 n = 0, i;
+	const char	*lang;
+
+	if ((v = calloc(1, sizeof(char *))) == NULL)
+		return (NULL);
+	snprintf(buf, sizeof(buf), "HOME=%s", home);
+	if (child_env_set(&v, &n, buf) == -1)
+		goto fail;
+	snprintf(buf, sizeof(buf), "USER=%s", user);
+	if (child_env_set(&v, &n, buf) == -1)
+		goto fail;
+	snprintf(buf, sizeof(buf), "LOGNAME=%s", user);
+	if (child_env_set(&v, &n, buf) == -1)
+		goto fail;
+	snprintf(buf, sizeof(buf), "SHELL=%s", shell);
+	if (child_env_set(&v, &n, buf) == -1)
+		goto fail;
+	if (child_env_set(&v, &n, "PATH=/usr/local/sbin:/usr/local/bin:"
+	    "/usr/sbin:/usr/bin:/sbin:/bin") == -1)
+		goto fail;
+	if ((lang = getenv("LANG")) != NULL) {
+		snprintf(buf, sizeof(buf), "LANG=%s", lang);
+		if (child_env_set(&v, &n, buf) == -1)
+			goto fail;
+	}
+	if (pty && child_env_set(&v, &n, "TERM=xterm-256color") == -1)
+		goto fail;
+	for (i = 0; i < r->nenv; i++)
+		if (child_env_set(&v, &n, r->env[i]) == -1)
+			goto fail;
+	return (v);
+fail:
+	child_strv_free(v);
+	return (NULL);
+}
+
+char **
+child_argv(const struct spawnreq *r, const char *shell)
+{
+	char		**v = NULL, login[PATH_MAX];
+	size_t		 n = 0, i;
+	const char	*base;
+
+	if ((v = calloc(1, sizeof(char *))) == NULL)
+		return (NULL);
+	if (r->args != NULL) {
+		for (i = 0; i < r->nargs; i++)
+			if (child_strv_add(&v, &n, r->args[i]) == -1)
+				goto fail;
+	} else if (r->command != NULL) {
+		if (child_strv_add(&v, &n, shell) == -1 ||
+		    child_strv_add(&v, &n, "-c") == -1 ||
+		    child_strv_add(&v, &n, r->command) == -1)
+			goto fail;
+	} else {
+		/* A login shell: argv[0] begins with '-', as login(1) does. */
+		base = strrchr(shell, '/');
+		base = base != NULL ? base + 1 : shell;
+		snprintf(login, sizeof(login), "-%s", base);
+		if (child_strv_add(&v, &n, login) == -1)
+			goto fail;
+	}
+	return (v);
+fail:
+	child_strv_free(v);
+	return (NULL);
+}
+
+static const char *
+child_stage_name(int stage)
+{
+	switch (stage) {
+	case CHILD_STAGE_TTY:
+		return ("cannot set up the terminal");
+	case CHILD_STAGE_CHDIR:
+		return ("cannot change to workDir");
+	case CHILD_STAGE_EXEC:
+		return ("cannot execute");
+	default:
+		return ("cannot set up the process");
+	}
+}
+
+/* In the child: report and die. */
+static void __attribute__((noreturn))
+child_fail(int errfd, int stage)
+{
+	struct child_error	ce;
+
+	ce.stage = stage;
+	ce.err = errno;
+	(void)!write(errfd, &ce, sizeof(ce));
+	_exit(127);
+}
+
+/* In the child, after fork: everything up to execve. */
+static void __attribute__((noreturn))
+child_exec(const struct child_spec *s, const char *slave, int in, int out,
+    int err, int errfd)
+{
+	struct sigaction	 sa;
+	sigset_t		 set;
+	int			 fd, sig;
+	const char		*path;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL);
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+
+	if (setsid() == -1)
+		child_fail(errfd, CHILD_STAGE_SETUP);
+	if (slave != NULL) {
+		if ((fd = open(slave, O_RDWR)) == -1)
+			child_fail(errfd, CHILD_STAGE_TTY);
+		if (ioctl(fd, TIOCSCTTY, 0) == -1)
+			child_fail(errfd, CHILD_STAGE_TTY);
+		in = out = err = fd;
+	}
+	/* Move the error pipe out of the way of 0-2 first. */
+	if (errfd <= 2) {
+		if ((fd = fcntl(errfd, F_DUPFD_CLOEXEC, 3)) == -1)
+			_exit(127);
+		errfd = fd;
+	}
+	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
+		child_fail(errfd, CHILD_STAGE_SETUP);
+	if (errfd != 3) {
+		if (dup2(errfd, 3) == -1)
+			child_fail(errfd, CHILD_STAGE_SETUP);
+		errfd = 3;
+	}
+	closefrom(4);
+	if (fcntl(3, F_SETFD, FD_CLOEXEC) == -1)
+		child_fail(errfd, CHILD_STAGE_SETUP);
+	if (s->workdir != NULL && chdir(s->workdir) == -1)
+		child_fail(errfd, CHILD_STAGE_CHDIR);
+	environ = s->envp;
+	path = s->argv[0];
+	if (path[0] == '-')		/* login shell: run SHELL itself */
+		path = getenv("SHELL") != NULL ? getenv("SHELL") : "/bin/sh";
+	if (s->argv[0][0] == '-')
+		execve(path, s->argv, s->envp);
+	else
+		execvpe(path, s->argv, s->envp);
+	child_fail(errfd, CHILD_STAGE_EXEC);
+}
+
+int
+child_start(const struct child_spec *s, struct child *c, char *why,
+    size_t whylen)
+{
+	struct child_error	 ce;
+	struct winsize		 ws;
+	char			 slave[128];
+	int			 ep[2] = { -1, -1 }, ip[2] = { -1, -1 };
+	int			 op[2] = { -1, -1 }, xp[2] = { -1, -1 };
+	int			 master = -1;
+	ssize_t			 n;
+	pid_t			 pid;
+
+	memset(c, 0, sizeof(*c));
+	c->master = c->in = c->out = c->err = -1;
+	if (pipe2(ep, O_CLOEXEC) == -1)
+		goto syserr;
+	if (s->pty) {
+		if ((master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) ==
+		    -1 || grantpt(master) == -1 || unlockpt(master) == -1 ||
+		    ptsname_r(master, slave, sizeof(slave)) != 0)
+			goto syserr;
+		memset(&ws, 0, sizeof(ws));
+		ws.ws_col = s->cols;
+		ws.ws_row = s->rows;
+		if (ioctl(master, TIOCSWINSZ, &ws) == -1)
+			goto syserr;
+	} else if (pipe2(ip, O_CLOEXEC) == -1 || pipe2(op, O_CLOEXEC) == -1 ||
+	    pipe2(xp, O_CLOEXEC) == -1)
+		goto syserr;
+
+	switch (pid = fork()) {
+	case -1:
+		goto syserr;
+	case 0:
+		close(ep[0]);
+		if (s->pty)
+			child_exec(s, slave, -1, -1, -1, ep[1]);
+		child_exec(s, NULL, ip[0], op[1], xp[1], ep[1]);
+	}
+	close(ep[1]);
+	ep[1] = -1;
+	if (!s->pty) {
+		close(ip[0]);
+		close(op[1]);
+		close(xp[1]);
+	}
+	do {
+		n = read(ep[0], &ce, sizeof(ce));
+	} while (n == -1 && errno == EINTR);
+	close(ep[0]);
+	if (n == (ssize_t)sizeof(ce)) {
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		if (master != -1)
+			close(master);
+		if (!s->pty) {
+			close(ip[1]);
+			close(op[0]);
+			close(xp[0]);
+		}
+		if (ce.stage == CHILD_STAGE_CHDIR)
+			snprintf(why, whylen, "%s '%s': %s",
+			    child_stage_name(ce.stage), s->workdir,
+			    strerror(ce.err));
+		else if (ce.stage == CHILD_STAGE_EXEC)
+			snprintf(why, whylen, "%s '%s': %s",
+			    child_stage_name(ce.stage), s->argv[0],
+			    strerror(ce.err));
+		else
+			snprintf(why, whylen, "%s: %s",
+			    child_stage_name(ce.stage), strerror(ce.err));
+		return (-1);
+	}
+	c->pid = pid;
+	if (s->pty) {
+		c->master = master;
+	} else {
+		c->in = ip[1];
+		c->out = op[0];
+		c->err = xp[0];
+	}
+	return (0);
+
+syserr:
+	snprintf(why, whylen, "cannot start the process: %s", strerror(errno));
+	if (ep[0] != -1)
+		close(ep[0]);
+	if (ep[1] != -1)
+		close(ep[1]);
+	if (master != -1)
+		close(master);
+	if (ip[0] != -1) { close(ip[0]); close(ip[1]); }
+	if (op[0] != -1) { close(op[0]); close(op[1]); }
+	if (xp[0] != -1) { close(xp[0]); close(xp[1]); }
+	return (-1);
+}

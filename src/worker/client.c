@@ -1,0 +1,732 @@
+/*
+ * client.c: attached WebSocket clients and log requests of one session.
+ *
+ * Each client keeps its own absolute offset into the ring and is sent from
+ * there, one frame per writeable callback: first "attached", then a "gap" if
+ * it asked for bytes the ring no longer holds, the replay up to the end as
+ * it was at attach time, "live", live output, and finally "exit".  A client
+ * that falls behind by more than the ring holds gets a "gap" and continues
+ * from the oldest byte: it never slows the process or the other clients.
+ */
+#include <sys/types.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mpack.h"
+#include "ring.h"
+#include "signame.h"
+#include "worker.h"
+
+#define CLIENT_MSGS_MAX		32
+#define CLIENT_MAX		256
+
+struct fixedbuf {
+	unsigned char	*p;
+	size_t		 len;
+	size_t		 cap;
+};
+
+static unsigned char	client_wbuf[LWS_PRE + WORKER_CHUNK + 1024];
+
+static int
+fixedbuf_write(void *data, const char *buf, size_t len)
+{
+	struct fixedbuf	*fb = data;
+
+	if (fb->len + len > fb->cap)
+		return (-1);
+	memcpy(fb->p + fb->len, buf, len);
+	fb->len += len;
+	return (0);
+}
+
+int
+client_ref_matches(const char *ref)
+{
+	return (strcmp(ref, worker->id) == 0 || (worker->req.name[0] != '\0' &&
+	    strcmp(ref, worker->req.name) == 0));
+}
+
+/* The {ref} of /v1/sessions/{ref}/<what>, if the path has that shape. */
+static int
+client_path_ref(const char *path, const char *what, char *ref, size_t reflen)
+{
+	const char	*p, *slash;
+	size_t		 n;
+
+	if (strncmp(path, "/v1/sessions/", 13) != 0)
+		return (-1);
+	p = path + 13;
+	if ((slash = strchr(p, '/')) == NULL || strcmp(slash + 1, what) != 0)
+		return (-1);
+	n = (size_t)(slash - p);
+	if (n == 0 || n >= reflen)
+		return (-1);
+	memcpy(ref, p, n);
+	ref[n] = '\0';
+	return (0);
+}
+
+void
+client_wake(struct client *cl)
+{
+	lws_callback_on_writable(cl->wsi);
+}
+
+/* Queue a small message (an error, a gap) for the client. */
+static void
+client_queue(struct client *cl, const msgpack_sbuffer *sb)
+{
+	struct client_msg	*m;
+
+	if (cl->nmsgs >= CLIENT_MSGS_MAX) {
+		cl->closing = 2;	/* it does not read: drop it */
+		client_wake(cl);
+		return;
+	}
+	if ((m = malloc(sizeof(*m) + sb->size)) == NULL)
+		return;
+	m->len = sb->size;
+	memcpy(m->data, sb->data, sb->size);
+	STAILQ_INSERT_TAIL(&cl->msgs, m, entry);
+	cl->nmsgs++;
+	client_wake(cl);
+}
+
+static void
+client_error(struct client *cl, const char *code, const char *message)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	mpack_kv_str(&pk, "type", "error");
+	mpack_kv_str(&pk, "code", code);
+	mpack_kv_str(&pk, "message", message);
+	client_queue(cl, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+client_gap(struct client *cl, uint64_t from, uint64_t to)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	mpack_kv_str(&pk, "type", "gap");
+	mpack_kv_uint(&pk, "from", from);
+	mpack_kv_uint(&pk, "to", to);
+	client_queue(cl, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static int
+client_send(struct client *cl, struct fixedbuf *fb)
+{
+	int	n;
+
+	n = lws_write(cl->wsi, fb->p, fb->len, LWS_WRITE_BINARY);
+	return (n < 0 ? -1 : 0);
+}
+
+/* Start a frame in the shared write buffer. */
+static void
+client_frame(struct fixedbuf *fb, msgpack_packer *pk)
+{
+	fb->p = client_wbuf + LWS_PRE;
+	fb->len = 0;
+	fb->cap = sizeof(client_wbuf) - LWS_PRE;
+	msgpack_packer_init(pk, fb, fixedbuf_write);
+}
+
+static int
+client_send_attached(struct client *cl)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	struct fixedbuf	fb;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 4);
+	mpack_kv_str(&pk, "type", "attached");
+	mpack_str(&pk, "session");
+	worker_pack_session(&pk);
+	mpack_kv_uint(&pk, "replayFrom", cl->off);
+	mpack_kv_uint(&pk, "replayTo", cl->replay_to);
+	fb.p = client_wbuf + LWS_PRE;
+	if (sb.size > sizeof(client_wbuf) - LWS_PRE) {
+		msgpack_sbuffer_destroy(&sb);
+		return (-1);
+	}
+	memcpy(fb.p, sb.data, sb.size);
+	fb.len = sb.size;
+	msgpack_sbuffer_destroy(&sb);
+	return (client_send(cl, &fb));
+}
+
+static int
+client_send_simple(struct client *cl, const char *type)
+{
+	struct fixedbuf	fb;
+	msgpack_packer	pk;
+
+	client_frame(&fb, &pk);
+	msgpack_pack_map(&pk, 1);
+	mpack_kv_str(&pk, "type", type);
+	return (client_send(cl, &fb));
+}
+
+static int
+client_send_exit(struct client *cl)
+{
+	struct fixedbuf	fb;
+	msgpack_packer	pk;
+	int		st = worker->status;
+
+	client_frame(&fb, &pk);
+	msgpack_pack_map(&pk, 3);
+	mpack_kv_str(&pk, "type", "exit");
+	if (WIFEXITED(st))
+		mpack_kv_int(&pk, "exitCode", WEXITSTATUS(st));
+	else
+		mpack_kv_nil(&pk, "exitCode");
+	if (WIFSIGNALED(st))
+		mpack_kv_str(&pk, "signal", signame_name(WTERMSIG(st)));
+	else
+		mpack_kv_nil(&pk, "signal");
+	return (client_send(cl, &fb));
+}
+
+static int
+client_send_output(struct client *cl, uint64_t limit)
+{
+	struct fixedbuf	 fb;
+	msgpack_packer	 pk;
+	const void	*p;
+	size_t		 n, max = WORKER_CHUNK;
+	int		 tag;
+
+	if (limit - cl->off < max)
+		max = (size_t)(limit - cl->off);
+	if ((n = ring_peek(worker->ring, cl->off, max, &p, &tag)) == 0)
+		return (0);
+	client_frame(&fb, &pk);
+	msgpack_pack_map(&pk, 3);
+	mpack_kv_str(&pk, "type", tag ? "stderr" : "stdout");
+	mpack_kv_uint(&pk, "offset", cl->off);
+	mpack_str(&pk, "data");
+	msgpack_pack_bin(&pk, n);
+	msgpack_pack_bin_body(&pk, p, n);
+	cl->off += n;
+	return (client_send(cl, &fb));
+}
+
+/* One frame per writeable callback: lws cannot take a second one. */
+static int
+client_writeable(struct client *cl)
+{
+	struct client_msg	*m;
+	struct fixedbuf		 fb;
+	uint64_t		 start = ring_start(worker->ring);
+	uint64_t		 end = ring_end(worker->ring);
+	int			 rc;
+
+	if (cl->closing == 2) {
+		lws_close_reason(cl->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION,
+		    (unsigned char *)"client does not read", 20);
+		return (-1);
+	}
+	if (cl->sent_exit) {
+		lws_close_reason(cl->wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+		return (-1);
+	}
+	if (!cl->sent_attached) {
+		cl->sent_attached = 1;
+		rc = client_send_attached(cl);
+		client_wake(cl);
+		return (rc);
+	}
+	if ((m = STAILQ_FIRST(&cl->msgs)) != NULL) {
+		STAILQ_REMOVE_HEAD(&cl->msgs, entry);
+		cl->nmsgs--;
+		fb.p = client_wbuf + LWS_PRE;
+		memcpy(fb.p, m->data, m->len);
+		fb.len = m->len;
+		free(m);
+		client_wake(cl);
+		return (client_send(cl, &fb));
+	}
+	if (cl->off < start) {
+		client_gap(cl, cl->off, start);
+		cl->off = start;
+		return (0);
+	}
+	if (!cl->sent_live) {
+		if (cl->off < cl->replay_to) {
+			rc = client_send_output(cl, cl->replay_to);
+			client_wake(cl);
+			return (rc);
+		}
+		cl->sent_live = 1;
+		client_wake(cl);
+		return (client_send_simple(cl, "live"));
+	}
+	if (cl->off < end) {
+		rc = client_send_output(cl, end);
+		client_wake(cl);
+		return (rc);
+	}
+	if (worker->final) {
+		cl->sent_exit = 1;
+		client_wake(cl);
+		return (client_send_exit(cl));
+	}
+	return (0);
+}
+
+static void
+client_attach_size(struct client *cl)
+{
+	char	why[128];
+	pid_t	pg;
+
+	if (!worker->req.pty || worker->final || worker->out == NULL)
+		return;
+	if (cl->want_size && !cl->readonly &&
+	    (cl->cols != worker->cols || cl->rows != worker->rows)) {
+		(void)session_resize(cl->cols, cl->rows, why, sizeof(why));
+		return;		/* the kernel sends SIGWINCH itself */
+	}
+	/* Same size: nudge full-screen programs to redraw anyway. */
+	if ((pg = tcgetpgrp(worker->out->fd)) > 0)
+		(void)kill(-pg, SIGWINCH);
+}
+
+static void
+client_established(struct lws *wsi, struct http_req *hr)
+{
+	struct client	*cl = hr->client;
+	uint64_t	 start = ring_start(worker->ring);
+	uint64_t	 end = ring_end(worker->ring);
+
+	cl->wsi = wsi;
+	cl->replay_to = end;
+	cl->off = start;
+	if (cl->since_set) {
+		if (cl->since > end)
+			cl->off = end;
+		else if (cl->since >= start)
+			cl->off = cl->since;
+	}
+	LIST_INSERT_HEAD(&worker->clients, cl, entry);
+	worker->nclients++;
+	if (cl->since_set && cl->since < start) {
+		/* Queued now, sent right after "attached". */
+		client_gap(cl, cl->since, start);
+	}
+	client_attach_size(cl);
+	worker_broadcast_update();
+	client_wake(cl);
+}
+
+static void
+client_free(struct client *cl)
+{
+	struct client_msg	*m;
+
+	while ((m = STAILQ_FIRST(&cl->msgs)) != NULL) {
+		STAILQ_REMOVE_HEAD(&cl->msgs, entry);
+		free(m);
+	}
+	free(cl->rx);
+	free(cl);
+}
+
+static void
+client_message(struct client *cl, const unsigned char *buf, size_t len)
+{
+	msgpack_unpacked	 up;
+	const msgpack_object	*o, *type, *v;
+	const char		*data;
+	size_t			 off = 0, dlen;
+	char			 why[256];
+	int64_t			 cols, rows;
+	int			 signo, status;
+
+	msgpack_unpacked_init(&up);
+	if (msgpack_unpack_next(&up, (const char *)buf, len, &off) !=
+	    MSGPACK_UNPACK_SUCCESS || off != len) {
+		client_error(cl, "bad_request", "not a msgpack message");
+		goto out;
+	}
+	o = &up.data;
+	if (o->type != MSGPACK_OBJECT_MAP ||
+	    (type = mpack_get(o, "type")) == NULL ||
+	    type->type != MSGPACK_OBJECT_STR) {
+		client_error(cl, "bad_request",
+		    "a message is a map with a string 'type'");
+		goto out;
+	}
+	if (!mpack_streq(type, "stdin") && !mpack_streq(type, "eof") &&
+	    !mpack_streq(type, "resize") && !mpack_streq(type, "signal")) {
+		client_error(cl, "bad_request", "unknown message type");
+		goto out;
+	}
+	if (cl->readonly) {
+		client_error(cl, "forbidden", "this client is read-only");
+		goto out;
+	}
+	if (mpack_streq(type, "stdin")) {
+		v = mpack_get(o, "data");
+		if (v != NULL && v->type == MSGPACK_OBJECT_STR) {
+			data = v->via.str.ptr;
+			dlen = v->via.str.size;
+		} else if (mpack_get_bin(o, "data", &data, &dlen) != 1) {
+			client_error(cl, "bad_request",
+			    "stdin needs 'data' (bin)");
+			goto out;
+		}
+		if (worker->final || worker->in_fd == -1)
+			client_error(cl, "conflict",
+			    "the session's input is closed");
+		else
+			session_input(data, dlen);
+	} else if (mpack_streq(type, "eof")) {
+		if (worker->req.pty)
+			client_error(cl, "bad_request",
+			    "eof is for pipe sessions only");
+		else
+			session_input_eof();
+	} else if (mpack_streq(type, "resize")) {
+		if (mpack_get_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) !=
+		    1 || mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX,
+		    &rows) != 1) {
+			snprintf(why, sizeof(why), "resize needs 'cols' and "
+			    "'rows' from 1 to %d", SPAWNREQ_SIZE_MAX);
+			client_error(cl, "bad_request", why);
+			goto out;
+		}
+		status = session_resize((int)cols, (int)rows, why,
+		    sizeof(why));
+		if (status != 204)
+			client_error(cl, status == 400 ? "bad_request" :
+			    "conflict", why);
+	} else {
+		if ((signo = signame_from_object(mpack_get(o, "signal"))) ==
+		    -1) {
+			client_error(cl, "bad_request", "unknown signal");
+			goto out;
+		}
+		if ((status = session_signal(signo, why, sizeof(why))) != 204)
+			client_error(cl, "conflict", why);
+	}
+out:
+	msgpack_unpacked_destroy(&up);
+}
+
+static int
+client_receive(struct client *cl, struct lws *wsi, const void *in, size_t len)
+{
+	unsigned char	*nb;
+	int		 final = lws_is_final_fragment(wsi);
+
+	if (cl->rx_bad)
+		goto done;
+	if (cl->rxlen + len > WORKER_WS_MSG_MAX) {
+		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+		    (unsigned char *)"message too big", 15);
+		return (-1);
+	}
+	if (!lws_frame_is_binary(wsi)) {
+		cl->rx_bad = 1;
+		goto done;
+	}
+	if (final && cl->rxlen == 0) {
+		client_message(cl, in, len);
+		return (0);
+	}
+	if ((nb = realloc(cl->rx, cl->rxlen + len + 1)) == NULL)
+		return (-1);
+	cl->rx = nb;
+	memcpy(cl->rx + cl->rxlen, in, len);
+	cl->rxlen += len;
+done:
+	if (!final || lws_remaining_packet_payload(wsi) != 0)
+		return (0);
+	if (cl->rx_bad)
+		client_error(cl, "bad_request",
+		    "messages are binary frames holding msgpack");
+	else
+		client_message(cl, cl->rx, cl->rxlen);
+	cl->rx_bad = 0;
+	cl->rxlen = 0;
+	return (0);
+}
+
+/*
+ * A query argument: 1 and its decoded value in out ("" for a bare key),
+ * 0 when absent.
+ */
+static int
+client_arg(struct lws *wsi, const char *name, char *out, size_t outlen)
+{
+	char		 buf[256];
+	size_t		 nl = strlen(name);
+	int		 i;
+
+	for (i = 0; lws_hdr_copy_fragment(wsi, buf, sizeof(buf),
+	    WSI_TOKEN_HTTP_URI_ARGS, i) >= 0; i++) {
+		if (strncmp(buf, name, nl) != 0)
+			continue;
+		if (buf[nl] == '\0') {
+			out[0] = '\0';
+			return (1);
+		}
+		if (buf[nl] == '=') {
+			strlcpy(out, buf + nl + 1, outlen);
+			return (1);
+		}
+	}
+	return (0);
+}
+
+/* Query of an attach: cols, rows, since, readOnly. */
+static int
+client_filter(struct lws *wsi, struct http_req *hr)
+{
+	struct client	*cl;
+	char		 uri[1024], ref[128], v[64], *end;
+	unsigned long long n;
+
+	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
+	    client_path_ref(uri, "attach", ref, sizeof(ref)) == -1 ||
+	    !client_ref_matches(ref))
+		return (-1);
+	if (worker->nclients >= CLIENT_MAX || worker->quitting)
+		return (-1);
+	if ((cl = calloc(1, sizeof(*cl))) == NULL)
+		return (-1);
+	STAILQ_INIT(&cl->msgs);
+	if (client_arg(wsi, "readOnly", v, sizeof(v)))
+		cl->readonly = (strcmp(v, "0") != 0 &&
+		    strcmp(v, "false") != 0);
+	if (client_arg(wsi, "since", v, sizeof(v))) {
+		n = strtoull(v, &end, 10);
+		if (v[0] < '0' || v[0] > '9' || *end != '\0')
+			goto bad;
+		cl->since_set = 1;
+		cl->since = n;
+	}
+	if (client_arg(wsi, "cols", v, sizeof(v))) {
+		n = strtoull(v, &end, 10);
+		if (v[0] < '0' || v[0] > '9' || *end != '\0' || n < 1 ||
+		    n > SPAWNREQ_SIZE_MAX)
+			goto bad;
+		cl->cols = (int)n;
+		cl->want_size |= 1;
+	}
+	if (client_arg(wsi, "rows", v, sizeof(v))) {
+		n = strtoull(v, &end, 10);
+		if (v[0] < '0' || v[0] > '9' || *end != '\0' || n < 1 ||
+		    n > SPAWNREQ_SIZE_MAX)
+			goto bad;
+		cl->rows = (int)n;
+		cl->want_size |= 2;
+	}
+	if (cl->want_size != 0 && cl->want_size != 3) {
+		/* One of the two: keep the other as it is. */
+		if (!(cl->want_size & 1))
+			cl->cols = worker->cols;
+		if (!(cl->want_size & 2))
+			cl->rows = worker->rows;
+	}
+	cl->want_size = cl->want_size != 0;
+	hr->is_ws = 1;
+	hr->client = cl;
+	return (0);
+bad:
+	client_free(cl);
+	return (-1);
+}
+
+static int
+client_http_reply(struct lws *wsi, struct http_req *hr, int status,
+    const char *ctype, uint64_t lstart, uint64_t lend)
+{
+	unsigned char	 hdr[LWS_PRE + 1024], *p = hdr + LWS_PRE;
+	unsigned char	*e = hdr + sizeof(hdr) - 1;
+	char		 v[32];
+
+	if (lws_add_http_common_headers(wsi, status, ctype, hr->len, &p, e))
+		return (-1);
+	if (status == 200) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)lstart);
+		if (lws_add_http_header_by_name(wsi,
+		    (const unsigned char *)"lodge-log-start:",
+		    (unsigned char *)v, (int)strlen(v), &p, e))
+			return (-1);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)lend);
+		if (lws_add_http_header_by_name(wsi,
+		    (const unsigned char *)"lodge-log-end:",
+		    (unsigned char *)v, (int)strlen(v), &p, e))
+			return (-1);
+	}
+	if (lws_add_http_header_by_name(wsi,
+	    (const unsigned char *)"connection:",
+	    (unsigned char *)"close", 5, &p, e))
+		return (-1);
+	if (lws_finalize_write_http_header(wsi, hdr + LWS_PRE, &p, e))
+		return (-1);
+	lws_callback_on_writable(wsi);
+	return (0);
+}
+
+static int
+client_http_error(struct lws *wsi, struct http_req *hr, int status,
+    const char *code, const char *message)
+{
+	char	buf[512];
+	int	n;
+
+	n = snprintf(buf, sizeof(buf), "{\"error\":{\"code\":\"%s\","
+	    "\"message\":\"%s\"}}", code, message);
+	if ((hr->body = malloc(n)) == NULL)
+		return (-1);
+	memcpy(hr->body, buf, n);
+	hr->len = n;
+	return (client_http_reply(wsi, hr, status, "application/json", 0, 0));
+}
+
+/* GET /v1/sessions/{ref}/log[?since=N]: a snapshot of the ring. */
+static int
+client_http(struct lws *wsi, struct http_req *hr, const char *path)
+{
+	char		 ref[128], v[64], *end;
+	uint64_t	 start = ring_start(worker->ring);
+	uint64_t	 stop = ring_end(worker->ring), since = start;
+	unsigned long long n;
+
+	if (client_path_ref(path, "log", ref, sizeof(ref)) == -1)
+		return (client_http_error(wsi, hr, 404, "not_found",
+		    "no such path on this socket"));
+	if (!client_ref_matches(ref))
+		return (client_http_error(wsi, hr, 404, "not_found",
+		    "no such session on this socket"));
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0)
+		return (client_http_error(wsi, hr, 405, "method_not_allowed",
+		    "use GET"));
+	if (client_arg(wsi, "since", v, sizeof(v))) {
+		n = strtoull(v, &end, 10);
+		if (v[0] < '0' || v[0] > '9' || *end != '\0')
+			return (client_http_error(wsi, hr, 400, "bad_request",
+			    "since must be a non-negative integer"));
+		since = n;
+	}
+	if (since < start)
+		since = start;
+	if (since > stop)
+		since = stop;
+	hr->len = (size_t)(stop - since);
+	if (hr->len > 0) {
+		if ((hr->body = malloc(hr->len)) == NULL)
+			return (client_http_error(wsi, hr, 503, "unavailable",
+			    "out of memory"));
+		ring_copy(worker->ring, since, hr->body, hr->len);
+	}
+	return (client_http_reply(wsi, hr, 200, "application/octet-stream",
+	    since, stop));
+}
+
+static int
+client_http_writeable(struct lws *wsi, struct http_req *hr)
+{
+	size_t	n = hr->len - hr->sent;
+	int	final;
+
+	if (n > WORKER_CHUNK)
+		n = WORKER_CHUNK;
+	final = hr->sent + n == hr->len;
+	if (n > 0) {
+		memcpy(client_wbuf + LWS_PRE, hr->body + hr->sent, n);
+		if (lws_write(wsi, client_wbuf + LWS_PRE, n, final ?
+		    LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < 0)
+			return (-1);
+		hr->sent += n;
+	}
+	if (!final) {
+		lws_callback_on_writable(wsi);
+		return (0);
+	}
+	/* Close: other API calls on this connection belong to the front. */
+	return (-1);
+}
+
+int
+client_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct http_req	*hr = user;
+	struct client	*cl = hr != NULL ? hr->client : NULL;
+
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		return (client_http(wsi, hr, in));
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return (client_http_writeable(wsi, hr));
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+	case LWS_CALLBACK_CLOSED_HTTP:
+		if (hr != NULL && !hr->is_ws) {
+			free(hr->body);
+			hr->body = NULL;
+		}
+		return (0);
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		return (client_filter(wsi, hr) == -1 ? 1 : 0);
+	case LWS_CALLBACK_ESTABLISHED:
+		if (cl == NULL)
+			return (-1);
+		client_established(wsi, hr);
+		return (0);
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		if (cl == NULL)
+			return (-1);
+		return (client_writeable(cl));
+	case LWS_CALLBACK_RECEIVE:
+		if (cl == NULL)
+			return (-1);
+		return (client_receive(cl, wsi, in, len));
+	case LWS_CALLBACK_CLOSED:
+		if (cl == NULL)
+			return (0);
+		if (cl->wsi != NULL) {
+			LIST_REMOVE(cl, entry);
+			worker->nclients--;
+			worker_broadcast_update();
+		}
+		client_free(cl);
+		hr->client = NULL;
+		return (0);
+	case LWS_CALLBACK_WSI_DESTROY:
+		if (cl != NULL && cl->wsi == NULL) {
+			/* Filtered but never established. */
+			client_free(cl);
+			hr->client = NULL;
+		}
+		return (0);
+	default:
+		return (0);
+	}
+}

@@ -1,0 +1,301 @@
+/*
+ * session.c: the session's child process as the worker sees it.
+ *
+ * Output is read into the ring as fast as it comes, whatever the clients
+ * do.  The exit becomes final only when the child was reaped and its output
+ * drained (EOF on every stream, or a short deadline for grandchildren that
+ * hold them open), so every client gets the last byte before the exit.
+ * Deletion escalates SIGHUP, SIGTERM, SIGKILL on the process group and
+ * answers only when the group is gone.
+ */
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "ring.h"
+#include "worker.h"
+
+#define SESSION_HUP_GRACE_MS	500
+#define SESSION_TERM_GRACE_MS	2000
+#define SESSION_POLL_MS		10
+
+static unsigned char	session_buf[WORKER_CHUNK];
+
+void
+session_output(struct worker_fd *wf)
+{
+	ssize_t	n;
+	int	i, tag = (wf->kind == WFD_ERR);
+
+	/* A few reads per wakeup keep one stream from starving the loop. */
+	for (i = 0; i < 4; i++) {
+		n = read(wf->fd, session_buf, sizeof(session_buf));
+		if (n > 0) {
+			ring_append(worker->ring, tag, session_buf, (size_t)n);
+			continue;
+		}
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			break;
+		/* EOF, or EIO from a PTY whose slave side is all closed. */
+		lws_set_timeout(wf->wsi, 1, LWS_TO_KILL_ASYNC);
+		if (wf == worker->out)
+			worker->out_open = 0;
+		else if (wf == worker->err)
+			worker->err_open = 0;
+		break;
+	}
+	if (i > 0)
+		worker_wake_clients();
+	session_check_final();
+}
+
+/* Read whatever is still buffered in the streams, without waiting. */
+static void
+session_drain_now(void)
+{
+	if (worker->out != NULL && worker->out_open)
+		session_output(worker->out);
+	if (worker->err != NULL && worker->err_open)
+		session_output(worker->err);
+}
+
+static void
+session_finalise(void)
+{
+	if (worker->final)
+		return;
+	session_drain_now();
+	worker->final = 1;
+	lws_sul_cancel(&worker->sul_drain);
+	/* Late writers get EOF or EIO, not a reader that never comes. */
+	if (worker->out != NULL)
+		lws_set_timeout(worker->out->wsi, 1, LWS_TO_KILL_ASYNC);
+	if (worker->err != NULL)
+		lws_set_timeout(worker->err->wsi, 1, LWS_TO_KILL_ASYNC);
+	if (worker->in != NULL)
+		lws_set_timeout(worker->in->wsi, 1, LWS_TO_KILL_ASYNC);
+	worker->inq_len = 0;
+	log_debug("session %s: exited, status %d", worker->id, worker->status);
+	worker_broadcast_update();
+	worker_wake_clients();
+}
+
+static void
+session_drain_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	session_finalise();
+}
+
+void
+session_check_final(void)
+{
+	if (worker->final || !worker->reaped)
+		return;
+	if (!worker->out_open && !worker->err_open)
+		session_finalise();
+}
+
+void
+session_reap(void)
+{
+	pid_t	pid;
+	int	status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid != worker->pid)
+			continue;	/* an orphan we adopted as subreaper */
+		worker->reaped = 1;
+		worker->status = status;
+		lws_sul_schedule(worker->ctx, 0, &worker->sul_drain,
+		    session_drain_cb, WORKER_DRAIN_MS * LWS_US_PER_MS);
+		session_check_final();
+	}
+}
+
+/* Write queued input; ask to be called again while some is left. */
+void
+session_input_flush(void)
+{
+	struct worker_fd	*wf = worker->req.pty ? worker->out : worker->in;
+	ssize_t			 n;
+
+	while (worker->inq_len > 0 && worker->in_fd != -1) {
+		n = write(worker->in_fd, worker->inq, worker->inq_len);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			worker->inq_len = 0;	/* the reader is gone */
+			break;
+		}
+		memmove(worker->inq, worker->inq + n, worker->inq_len - n);
+		worker->inq_len -= (size_t)n;
+	}
+	if (wf == NULL)
+		return;
+	if (worker->inq_len > 0)
+		lws_callback_on_writable(wf->wsi);
+	else if (worker->inq_eof && !worker->req.pty && worker->in != NULL) {
+		lws_set_timeout(worker->in->wsi, 1, LWS_TO_KILL_ASYNC);
+		worker->in_fd = -1;
+	}
+}
+
+void
+session_input(const void *data, size_t len)
+{
+	unsigned char	*nq;
+
+	if (worker->in_fd == -1 || worker->inq_eof || len == 0)
+		return;
+	if (worker->inq_len + len > WORKER_INPUT_MAX) {
+		log_warnx("session %s: input queue full, %zu bytes dropped",
+		    worker->id, len);
+		return;
+	}
+	if ((nq = realloc(worker->inq, worker->inq_len + len)) == NULL)
+		return;
+	worker->inq = nq;
+	memcpy(worker->inq + worker->inq_len, data, len);
+	worker->inq_len += len;
+	session_input_flush();
+}
+
+void
+session_input_eof(void)
+{
+	if (worker->req.pty)
+		return;
+	worker->inq_eof = 1;
+	session_input_flush();
+}
+
+static pid_t
+session_target(void)
+{
+	pid_t	pg;
+
+	if (worker->req.pty && worker->out != NULL &&
+	    (pg = tcgetpgrp(worker->out->fd)) > 0)
+		return (pg);
+	return (worker->pid);
+}
+
+int
+session_signal(int signo, char *why, size_t whylen)
+{
+	if (worker->reaped) {
+		snprintf(why, whylen, "the session's process has exited");
+		return (409);
+	}
+	if (kill(-session_target(), signo) == -1 &&
+	    kill(-worker->pid, signo) == -1) {
+		snprintf(why, whylen, "cannot signal: %s", strerror(errno));
+		return (409);
+	}
+	return (204);
+}
+
+int
+session_resize(int cols, int rows, char *why, size_t whylen)
+{
+	struct winsize	ws;
+
+	if (!worker->req.pty) {
+		snprintf(why, whylen, "the session has no terminal");
+		return (400);
+	}
+	if (worker->out == NULL || worker->final) {
+		snprintf(why, whylen, "the session's process has exited");
+		return (409);
+	}
+	memset(&ws, 0, sizeof(ws));
+	ws.ws_col = cols;
+	ws.ws_row = rows;
+	if (ioctl(worker->out->fd, TIOCSWINSZ, &ws) == -1) {
+		snprintf(why, whylen, "cannot resize: %s", strerror(errno));
+		return (409);
+	}
+	if (cols != worker->cols || rows != worker->rows) {
+		worker->cols = cols;
+		worker->rows = rows;
+		worker_broadcast_update();
+	}
+	return (204);
+}
+
+static int
+session_group_alive(void)
+{
+	return (kill(-worker->pid, 0) == 0 || errno == EPERM);
+}
+
+static void
+session_delete_done(void)
+{
+	int	i;
+
+	lws_sul_cancel(&worker->sul_delete);
+	if (!worker->final)
+		session_finalise();
+	worker_quit();
+	for (i = 0; i < worker->ndelete; i++)
+		if (worker->delete_ctl[i] != NULL)
+			control_send_reply(worker->delete_ctl[i],
+			    worker->delete_waiters[i], 204, NULL, NULL, 0);
+	worker->ndelete = 0;
+}
+
+static void
+session_delete_cb(lws_sorted_usec_list_t *sul)
+{
+	static int64_t	waited;
+
+	(void)sul;
+	session_reap();
+	if (worker->reaped && !session_group_alive()) {
+		session_delete_done();
+		return;
+	}
+	waited += SESSION_POLL_MS;
+	if (worker->delete_stage == 1 && waited >= SESSION_HUP_GRACE_MS) {
+		(void)kill(-worker->pid, SIGTERM);
+		(void)kill(-worker->pid, SIGCONT);
+		worker->delete_stage = 2;
+		waited = 0;
+	} else if (worker->delete_stage == 2 &&
+	    waited >= SESSION_TERM_GRACE_MS) {
+		(void)kill(-worker->pid, SIGKILL);
+		worker->delete_stage = 3;
+		waited = 0;
+	}
+	lws_sul_schedule(worker->ctx, 0, &worker->sul_delete,
+	    session_delete_cb, SESSION_POLL_MS * LWS_US_PER_MS);
+}
+
+void
+session_delete(struct worker_fd *ctl, int64_t reqid)
+{
+	if (ctl != NULL && worker->ndelete < 16) {
+		worker->delete_ctl[worker->ndelete] = ctl;
+		worker->delete_waiters[worker->ndelete++] = reqid;
+	}
+	if (worker->deleting)
+		return;
+	worker->deleting = 1;
+	worker->delete_stage = 1;
+	(void)kill(-worker->pid, SIGHUP);
+	(void)kill(-worker->pid, SIGCONT);
+	session_delete_cb(NULL);
+}

@@ -1,0 +1,597 @@
+/*
+ * worker.c: a session worker's start-up, event loop and session object.
+ *
+ * Start-up runs in order and reports to the front over the control socket
+ * it was forked with: its own session, its socket RUNDIR/sessions/ID.sock
+ * (owned by the session's user, mode 0600), the drop to that user, the ring,
+ * the child.  Then one libwebsockets loop serves everything: the PTY or
+ * pipes, the signalfd, the socket's listener, the front's control
+ * connections and the attached clients.
+ */
+#include <sys/types.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mpack.h"
+#include "ring.h"
+#include "signame.h"
+#include "worker.h"
+
+struct worker	*worker;
+
+static int	worker_raw_cb(struct lws *, enum lws_callback_reasons, void *,
+		    void *, size_t);
+
+static const struct lws_protocols worker_protocols[] = {
+	{ "lodge", client_callback, sizeof(struct http_req), 65536, 0, NULL,
+	    0 },
+	{ "lodge-raw", worker_raw_cb, 0, 0, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+static const lws_retry_bo_t worker_retry = {
+	.secs_since_valid_ping = 30,
+	.secs_since_valid_hangup = 75,
+};
+
+void
+worker_pack_session(msgpack_packer *pk)
+{
+	struct worker	*w = worker;
+	char		 ts[64], frac[16];
+	struct tm	 tm;
+	size_t		 i;
+	int		 n = 16;
+
+	gmtime_r(&w->created, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(frac, sizeof(frac), ".%03dZ", w->created_ms);
+	strlcat(ts, frac, sizeof(ts));
+
+	msgpack_pack_map(pk, n);
+	mpack_kv_str(pk, "id", w->id);
+	mpack_kv_str(pk, "name", w->req.name[0] != '\0' ? w->req.name : NULL);
+	if (w->req.args != NULL) {
+		mpack_str(pk, "args");
+		msgpack_pack_array(pk, w->req.nargs);
+		for (i = 0; i < w->req.nargs; i++)
+			mpack_str(pk, w->req.args[i]);
+	} else
+		mpack_kv_str(pk, "command", w->req.command);
+	mpack_kv_int(pk, "pid", w->pid);
+	mpack_kv_bool(pk, "pty", w->req.pty);
+	mpack_kv_int(pk, "cols", w->cols);
+	mpack_kv_int(pk, "rows", w->rows);
+	mpack_kv_str(pk, "workDir", w->workdir);
+	mpack_kv_str(pk, "user", w->username);
+	mpack_kv_str(pk, "createdAt", ts);
+	mpack_kv_str(pk, "state", w->final ? "exited" : "running");
+	if (w->final && WIFEXITED(w->status))
+		mpack_kv_int(pk, "exitCode", WEXITSTATUS(w->status));
+	else
+		mpack_kv_nil(pk, "exitCode");
+	if (w->final && WIFSIGNALED(w->status))
+		mpack_kv_str(pk, "signal", signame_name(WTERMSIG(w->status)));
+	else
+		mpack_kv_nil(pk, "signal");
+	mpack_kv_int(pk, "clients", w->nclients);
+	mpack_kv_uint(pk, "bufferSize", ring_capacity(w->ring));
+	mpack_kv_uint(pk, "outputBytes", ring_end(w->ring));
+}
+
+/* Tell every connected front what the session looks like now. */
+void
+worker_broadcast_update(void)
+{
+	struct worker_fd	*c, *next;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 2);
+	mpack_kv_str(&pk, "type", "update");
+	mpack_str(&pk, "session");
+	worker_pack_session(&pk);
+	for (c = LIST_FIRST(&worker->controls); c != NULL; c = next) {
+		next = LIST_NEXT(c, entry);
+		if (ctl_send(&c->ctl, &sb, -1) == -1)
+			lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
+		else if (ctl_pending(&c->ctl))
+			lws_callback_on_writable(c->wsi);
+	}
+	msgpack_sbuffer_destroy(&sb);
+	worker->reported_bytes = ring_end(worker->ring);
+}
+
+/* Output counters reach the front at most twice a second. */
+static void
+worker_update_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	if (ring_end(worker->ring) != worker->reported_bytes)
+		worker_broadcast_update();
+	lws_sul_schedule(worker->ctx, 0, &worker->sul_update,
+	    worker_update_cb, 500 * LWS_US_PER_MS);
+}
+
+void
+worker_wake_clients(void)
+{
+	struct client	*cl;
+
+	LIST_FOREACH(cl, &worker->clients, entry)
+		client_wake(cl);
+}
+
+struct worker_fd *
+worker_fd_adopt(enum worker_fd_kind kind, int fd)
+{
+	struct worker_fd	*wf;
+	lws_sock_file_fd_type	 u;
+
+	if ((wf = calloc(1, sizeof(*wf))) == NULL)
+		return (NULL);
+	wf->kind = kind;
+	wf->fd = fd;
+	ctl_init(&wf->ctl, -1);
+	if (kind == WFD_CONTROL)
+		wf->ctl.fd = fd;
+	u.filefd = fd;
+	wf->wsi = lws_adopt_descriptor_vhost(worker->vh,
+	    LWS_ADOPT_RAW_FILE_DESC, u, "lodge-raw", NULL);
+	if (wf->wsi == NULL) {
+		free(wf);
+		return (NULL);
+	}
+	lws_set_opaque_user_data(wf->wsi, wf);
+	if (kind == WFD_CONTROL)
+		LIST_INSERT_HEAD(&worker->controls, wf, entry);
+	return (wf);
+}
+
+/*
+ * Neutralise an fd whose wsi is about to close, when the descriptor itself
+ * has been handed on: lws then closes /dev/null, not the connection.
+ */
+static void
+worker_fd_detach(int fd)
+{
+	int	null;
+
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+		return;
+	dup2(null, fd);
+	close(null);
+}
+
+static void
+worker_accept(void)
+{
+	int	fd;
+
+	while ((fd = accept4(worker->listen->fd, NULL, NULL,
+	    SOCK_CLOEXEC | SOCK_NONBLOCK)) != -1) {
+		if (worker_fd_adopt(WFD_SNIFF, fd) == NULL)
+			close(fd);
+	}
+}
+
+/* The first byte tells a front's control connection from an HTTP client. */
+static int
+worker_sniff(struct worker_fd *wf)
+{
+	lws_sock_file_fd_type	 u;
+	char			 b;
+	ssize_t			 n;
+	int			 fd;
+
+	n = recv(wf->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == -1)
+		return (errno == EAGAIN || errno == EINTR ? 0 : -1);
+	if (n == 0)
+		return (-1);
+	if (b == CTL_MAGIC) {
+		(void)recv(wf->fd, &b, 1, MSG_DONTWAIT);
+		wf->kind = WFD_CONTROL;
+		wf->ctl.fd = wf->fd;
+		LIST_INSERT_HEAD(&worker->controls, wf, entry);
+		return (0);
+	}
+	if ((fd = fcntl(wf->fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		return (-1);
+	u.sockfd = fd;
+	if (lws_adopt_descriptor_vhost(worker->vh, LWS_ADOPT_SOCKET |
+	    LWS_ADOPT_HTTP, u, NULL, NULL) == NULL)
+		close(fd);
+	worker_fd_detach(wf->fd);
+	return (-1);
+}
+
+static void
+worker_signals(void)
+{
+	struct signalfd_siginfo	si;
+
+	while (read(worker->sig->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			session_reap();
+		else if (si.ssi_signo == SIGTERM && !worker->deleting)
+			session_delete(NULL, 0);
+	}
+}
+
+static int
+worker_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct worker_fd	*wf = lws_get_opaque_user_data(wsi);
+
+	(void)user;
+	(void)in;
+	(void)len;
+	if (wf == NULL)
+		return (0);
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX_FILE:
+		switch (wf->kind) {
+		case WFD_LISTEN:
+			worker_accept();
+			break;
+		case WFD_SNIFF:
+			if (worker_sniff(wf) == -1)
+				return (-1);
+			if (wf->kind == WFD_CONTROL)
+				control_read(wf);
+			break;
+		case WFD_CONTROL:
+			control_read(wf);
+			break;
+		case WFD_OUT:
+		case WFD_ERR:
+			session_output(wf);
+			break;
+		case WFD_SIGNAL:
+			worker_signals();
+			break;
+		case WFD_IN:
+			break;
+		}
+		return (0);
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+		if (wf->kind == WFD_CONTROL) {
+			if (ctl_flush(&wf->ctl) == -1)
+				return (-1);
+			if (ctl_pending(&wf->ctl))
+				lws_callback_on_writable(wsi);
+		} else if (wf->kind == WFD_IN || wf->kind == WFD_OUT)
+			session_input_flush();
+		return (0);
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		lws_set_opaque_user_data(wsi, NULL);
+		if (wf->kind == WFD_CONTROL) {
+			control_closed(wf);
+			LIST_REMOVE(wf, entry);
+			wf->ctl.fd = -1;	/* lws closes it */
+			ctl_close(&wf->ctl);
+		}
+		if (wf == worker->out) {
+			worker->out = NULL;
+			worker->out_open = 0;
+			if (worker->req.pty) {
+				worker->in_fd = -1;
+				worker->inq_len = 0;
+			}
+			session_check_final();
+		} else if (wf == worker->err) {
+			worker->err = NULL;
+			worker->err_open = 0;
+			session_check_final();
+		} else if (wf == worker->in) {
+			worker->in = NULL;
+			worker->in_fd = -1;
+			worker->inq_len = 0;
+		}
+		free(wf);
+		return (0);
+	default:
+		return (0);
+	}
+}
+
+static int
+worker_listen(char *why, size_t whylen)
+{
+	struct sockaddr_un	 sun;
+	int			 fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlcpy(sun.sun_path, worker->sockpath, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path)) {
+		snprintf(why, whylen, "socket path too long");
+		return (-1);
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1)
+		goto err;
+	(void)unlink(worker->sockpath);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    chown(worker->sockpath, worker->uid, worker->gid) == -1 ||
+	    chmod(worker->sockpath, 0600) == -1 || listen(fd, 128) == -1) {
+		close(fd);
+		goto err;
+	}
+	return (fd);
+err:
+	snprintf(why, whylen, "cannot listen on %s: %s", worker->sockpath,
+	    strerror(errno));
+	return (-1);
+}
+
+static int
+worker_drop(char *why, size_t whylen)
+{
+	if (worker->uid == geteuid())
+		return (0);
+	if (initgroups(worker->username, worker->gid) == -1 ||
+	    setgid(worker->gid) == -1 || setuid(worker->uid) == -1) {
+		snprintf(why, whylen, "cannot become user '%s': %s",
+		    worker->username, strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+worker_signalfd(void)
+{
+	sigset_t	set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
+		return (-1);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	return (signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+}
+
+/* Answer the front's spawn request, then give up if it failed. */
+static void
+worker_report(struct ctl *c, int status, const char *code, const char *msg)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	if (status == 201) {
+		msgpack_pack_map(&pk, 3);
+		mpack_kv_str(&pk, "type", "created");
+		mpack_kv_int(&pk, "status", status);
+		mpack_str(&pk, "session");
+		worker_pack_session(&pk);
+	} else {
+		msgpack_pack_map(&pk, 4);
+		mpack_kv_str(&pk, "type", "created");
+		mpack_kv_int(&pk, "status", status);
+		mpack_kv_str(&pk, "code", code);
+		mpack_kv_str(&pk, "message", msg);
+	}
+	(void)ctl_send_wait(c, &sb, -1);
+	msgpack_sbuffer_destroy(&sb);
+	if (status != 201) {
+		if (worker->sockpath[0] != '\0')
+			(void)unlink(worker->sockpath);
+		exit(1);
+	}
+}
+
+static void
+worker_fail(struct ctl *c, int status, const char *code, const char *msg)
+{
+	log_warnx("session %s: %s", worker->id, msg);
+	worker_report(c, status, code, msg);
+	exit(1);
+}
+
+static int
+worker_context(void)
+{
+	struct lws_context_creation_info	info;
+
+	memset(&info, 0, sizeof(info));
+	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
+	info.protocols = worker_protocols;
+	info.gid = (gid_t)-1;
+	info.uid = (uid_t)-1;
+	info.fd_limit_per_thread = 1024;
+	info.max_http_header_data = 8192;
+	info.timeout_secs = 30;
+	info.retry_and_idle_policy = &worker_retry;
+	info.vhost_name = "default";
+	log_lws_init();
+	if ((worker->ctx = lws_create_context(&info)) == NULL)
+		return (-1);
+	worker->vh = lws_get_vhost_by_name(worker->ctx, "default");
+	return (worker->vh == NULL ? -1 : 0);
+}
+
+static void
+worker_quit_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	worker->quitting = 2;
+	lws_cancel_service(worker->ctx);
+}
+
+/* The session is gone: let clients read their exit, then leave. */
+void
+worker_quit(void)
+{
+	if (worker->quitting)
+		return;
+	worker->quitting = 1;
+	(void)unlink(worker->sockpath);
+	lws_sul_schedule(worker->ctx, 0, &worker->sul_quit, worker_quit_cb,
+	    1 * LWS_US_PER_SEC);
+	lws_cancel_service(worker->ctx);
+}
+
+static void
+worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
+{
+	struct child_spec	 spec;
+	struct child		 ch;
+	struct timeval		 tv;
+	const msgpack_object	*req;
+	char			 why[1024], **argv, **envp;
+	int64_t			 n, bufmax;
+	int			 fd, sfd;
+
+	ctl_init(c, ctlfd);
+	if (mpack_strcpy(mpack_get(o, "id"), worker->id,
+	    sizeof(worker->id)) == -1 ||
+	    mpack_strcpy(mpack_get(o, "rundir"), worker->rundir,
+	    sizeof(worker->rundir)) == -1 ||
+	    mpack_strcpy(mpack_get(o, "user"), worker->username,
+	    sizeof(worker->username)) == -1 ||
+	    mpack_strcpy(mpack_get(o, "home"), worker->home,
+	    sizeof(worker->home)) == -1 ||
+	    mpack_strcpy(mpack_get(o, "shell"), worker->shell,
+	    sizeof(worker->shell)) == -1 ||
+	    mpack_get_int(o, "uid", 0, UINT32_MAX, &n) != 1)
+		worker_fail(c, 500, "internal", "malformed spawn request");
+	worker->uid = (uid_t)n;
+	if (mpack_get_int(o, "gid", 0, UINT32_MAX, &n) != 1 ||
+	    mpack_get_int(o, "bufferMax", 0, INT64_MAX, &bufmax) != 1 ||
+	    (req = mpack_get(o, "req")) == NULL)
+		worker_fail(c, 500, "internal", "malformed spawn request");
+	worker->gid = (gid_t)n;
+	if (spawnreq_decode(req, SPAWN_SESSION, (size_t)bufmax, &worker->req,
+	    why, sizeof(why)) == -1)
+		worker_fail(c, 400, "bad_request", why);
+	snprintf(worker->sockpath, sizeof(worker->sockpath),
+	    "%s/sessions/%s.sock", worker->rundir, worker->id);
+	setproctitle("session %s%s%s", worker->id,
+	    worker->req.name[0] != '\0' ? " " : "", worker->req.name);
+	log_setident("lodged-session");
+
+	gettimeofday(&tv, NULL);
+	worker->created = tv.tv_sec;
+	worker->created_ms = (int)(tv.tv_usec / 1000);
+	worker->cols = worker->req.cols;
+	worker->rows = worker->req.rows;
+	strlcpy(worker->workdir, worker->req.workdir != NULL ?
+	    worker->req.workdir : worker->home, sizeof(worker->workdir));
+
+	if ((fd = worker_listen(why, sizeof(why))) == -1)
+		worker_fail(c, 500, "internal", why);
+	if (worker_drop(why, sizeof(why)) == -1)
+		worker_fail(c, 500, "internal", why);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("PR_SET_CHILD_SUBREAPER");
+	if ((worker->ring = ring_create(worker->req.buffer_size)) == NULL)
+		worker_fail(c, 503, "unavailable", "out of memory");
+
+	argv = child_argv(&worker->req, worker->shell);
+	envp = child_environ(&worker->req, worker->username, worker->home,
+	    worker->shell, worker->req.pty);
+	if (argv == NULL || envp == NULL)
+		worker_fail(c, 503, "unavailable", "out of memory");
+	memset(&spec, 0, sizeof(spec));
+	spec.argv = argv;
+	spec.envp = envp;
+	spec.workdir = worker->workdir;
+	spec.pty = worker->req.pty;
+	spec.cols = worker->cols;
+	spec.rows = worker->rows;
+	/* SIGCHLD is blocked from here on; the child resets its mask. */
+	if ((sfd = worker_signalfd()) == -1)
+		worker_fail(c, 500, "internal", "cannot set up signals");
+	if (child_start(&spec, &ch, why, sizeof(why)) == -1)
+		worker_fail(c, 422, "spawn_failed", why);
+	child_strv_free(argv);
+	child_strv_free(envp);
+	worker->pid = ch.pid;
+
+	if (worker_context() == -1)
+		worker_fail(c, 500, "internal", "cannot create event loop");
+	if ((worker->sig = worker_fd_adopt(WFD_SIGNAL, sfd)) == NULL ||
+	    (worker->listen = worker_fd_adopt(WFD_LISTEN, fd)) == NULL)
+		worker_fail(c, 500, "internal", "cannot adopt fds");
+	if (ch.master != -1) {
+		fcntl(ch.master, F_SETFL, O_NONBLOCK);
+		worker->in_fd = ch.master;
+		worker->out = worker_fd_adopt(WFD_OUT, ch.master);
+		worker->out_open = 1;
+	} else {
+		fcntl(ch.in, F_SETFL, O_NONBLOCK);
+		fcntl(ch.out, F_SETFL, O_NONBLOCK);
+		fcntl(ch.err, F_SETFL, O_NONBLOCK);
+		worker->in_fd = ch.in;
+		worker->in = worker_fd_adopt(WFD_IN, ch.in);
+		worker->out = worker_fd_adopt(WFD_OUT, ch.out);
+		worker->err = worker_fd_adopt(WFD_ERR, ch.err);
+		worker->out_open = worker->err_open = 1;
+		/* stdin is only watched while input is queued. */
+		if (worker->in != NULL)
+			lws_rx_flow_control(worker->in->wsi, 0);
+	}
+	if (worker->out == NULL || (!worker->req.pty &&
+	    (worker->in == NULL || worker->err == NULL)))
+		worker_fail(c, 500, "internal", "cannot adopt fds");
+}
+
+void
+worker_main(int ctlfd, const msgpack_object *spawn)
+{
+	struct ctl		 c;
+	struct worker_fd	*wf;
+
+	if ((worker = calloc(1, sizeof(*worker))) == NULL)
+		_exit(1);
+	LIST_INIT(&worker->clients);
+	LIST_INIT(&worker->controls);
+	worker->in_fd = -1;
+	if (setsid() == -1)
+		log_warn("setsid");
+	worker_setup(ctlfd, spawn, &c);
+
+	/* The spawn socket becomes the first control connection. */
+	worker_report(&c, 201, NULL, NULL);
+	if ((wf = worker_fd_adopt(WFD_CONTROL, c.fd)) == NULL)
+		fatalx("cannot adopt the control connection");
+	c.fd = -1;
+	ctl_close(&c);
+	lws_sul_schedule(worker->ctx, 0, &worker->sul_update,
+	    worker_update_cb, 500 * LWS_US_PER_MS);
+
+	while (worker->quitting < 2) {
+		if (lws_service(worker->ctx, 0) < 0)
+			break;
+		if (worker->quitting == 1 && worker->nclients == 0)
+			break;
+	}
+	(void)unlink(worker->sockpath);
+	lws_context_destroy(worker->ctx);
+	exit(0);
+}

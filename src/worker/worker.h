@@ -1,0 +1,196 @@
+/*
+ * worker.h: the session worker and the template that forks it.
+ *
+ * The template is a small process started once by the front (fork+exec of
+ * lodged itself with --template) before any connection is served.  For each
+ * new session the front sends it a spawn request and one end of a socket
+ * pair; the template forks, and the child becomes the session's worker:
+ * its own session and process group, the PTY or pipes, the child process,
+ * the output ring and every attached client, served from its own
+ * libwebsockets loop and its socket RUNDIR/sessions/ID.sock.
+ */
+#ifndef WORKER_H
+#define WORKER_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stdint.h>
+#include <time.h>
+
+#include <libwebsockets.h>
+#include <msgpack.h>
+
+#include "ctl.h"
+#include "spawnreq.h"
+
+#define WORKER_ID_MAX		64
+#define WORKER_CHUNK		(64 * 1024)	/* largest output frame */
+#define WORKER_WS_MSG_MAX	(1024 * 1024)	/* largest client message */
+#define WORKER_INPUT_MAX	(4 * 1024 * 1024)	/* queued stdin bytes */
+#define WORKER_DRAIN_MS		250	/* grandchildren holding output */
+
+/* What a raw-file wsi stands for; set as its opaque user data. */
+enum worker_fd_kind {
+	WFD_LISTEN,
+	WFD_SNIFF,		/* accepted, first byte not seen yet */
+	WFD_CONTROL,
+	WFD_OUT,		/* PTY master or stdout pipe */
+	WFD_ERR,		/* stderr pipe */
+	WFD_IN,			/* stdin pipe (pipe mode), for writability */
+	WFD_SIGNAL,
+};
+
+struct worker_fd {
+	enum worker_fd_kind	 kind;
+	int			 fd;
+	struct lws		*wsi;
+	struct ctl		 ctl;		/* WFD_CONTROL */
+	LIST_ENTRY(worker_fd)	 entry;		/* WFD_CONTROL */
+};
+
+struct client;
+
+/* Pending replies and errors for one client, oldest first. */
+struct client_msg {
+	STAILQ_ENTRY(client_msg) entry;
+	size_t			 len;
+	unsigned char		 data[];
+};
+
+struct client {
+	LIST_ENTRY(client)	 entry;
+	struct lws		*wsi;
+	uint64_t		 off;		/* next byte to send */
+	uint64_t		 replay_to;
+	int			 readonly;
+	int			 want_size;	/* cols/rows in the query */
+	int			 cols, rows;
+	int			 since_set;
+	uint64_t		 since;
+	int			 sent_attached;
+	int			 sent_live;
+	int			 sent_exit;
+	int			 closing;
+	STAILQ_HEAD(, client_msg) msgs;
+	size_t			 nmsgs;
+	unsigned char		*rx;		/* fragments of one message */
+	size_t			 rxlen;
+	int			 rx_bad;
+};
+
+/* Per-connection data of the HTTP side (log requests). */
+struct http_req {
+	unsigned char		*body;
+	size_t			 len;
+	size_t			 sent;
+	int			 is_ws;
+	struct client		*client;	/* for WebSocket connections */
+};
+
+struct worker {
+	char			 id[WORKER_ID_MAX];
+	char			 rundir[512];
+	char			 sockpath[600];
+	struct spawnreq		 req;
+	uid_t			 uid;
+	gid_t			 gid;
+	char			 username[SPAWNREQ_USER_MAX + 1];
+	char			 home[512];
+	char			 shell[256];
+	char			 workdir[1024];
+	time_t			 created;
+	int			 created_ms;
+
+	struct lws_context	*ctx;
+	struct lws_vhost	*vh;
+	struct ring		*ring;
+
+	pid_t			 pid;		/* the session's child */
+	int			 cols, rows;
+	int			 out_open, err_open;
+	struct worker_fd	*out, *err, *in, *listen, *sig;
+	int			 in_fd;		/* PTY master or stdin pipe */
+	unsigned char		*inq;		/* queued input */
+	size_t			 inq_len;
+	int			 inq_eof;	/* close stdin once drained */
+
+	int			 reaped;
+	int			 status;	/* from waitpid */
+	int			 final;		/* exited, output drained */
+	int			 deleting;
+	int			 delete_stage;
+	int			 quitting;
+	lws_sorted_usec_list_t	 sul_drain;
+	lws_sorted_usec_list_t	 sul_delete;
+	lws_sorted_usec_list_t	 sul_update;
+	lws_sorted_usec_list_t	 sul_quit;
+	uint64_t		 reported_bytes;
+
+	LIST_HEAD(, client)	 clients;
+	int			 nclients;
+	LIST_HEAD(, worker_fd)	 controls;
+	/* control requests waiting for the session to be gone */
+	int64_t			 delete_waiters[16];
+	struct worker_fd	*delete_ctl[16];
+	int			 ndelete;
+};
+
+extern struct worker	*worker;
+
+/* template.c */
+void	template_main(int ctlfd) __attribute__((noreturn));
+
+/* worker.c */
+void	worker_main(int ctlfd, const msgpack_object *spawn)
+	    __attribute__((noreturn));
+void	worker_pack_session(msgpack_packer *);
+void	worker_broadcast_update(void);
+void	worker_wake_clients(void);
+void	worker_quit(void);
+struct worker_fd *worker_fd_adopt(enum worker_fd_kind, int fd);
+
+/* child.c */
+struct child_spec {
+	char		**argv;
+	char		**envp;
+	const char	*workdir;
+	int		 pty;
+	int		 cols, rows;
+};
+struct child {
+	pid_t		 pid;
+	int		 master;	/* PTY master, or -1 */
+	int		 in, out, err;	/* pipes, or -1 */
+};
+int	child_start(const struct child_spec *, struct child *, char *why,
+	    size_t whylen);
+char	**child_environ(const struct spawnreq *, const char *user,
+	    const char *home, const char *shell, int pty);
+char	**child_argv(const struct spawnreq *, const char *shell);
+void	child_strv_free(char **);
+
+/* session.c: the child's I/O, signals, resize, delete */
+void	session_output(struct worker_fd *);
+void	session_reap(void);
+void	session_input(const void *, size_t);
+void	session_input_eof(void);
+void	session_input_flush(void);
+int	session_signal(int signo, char *why, size_t whylen);
+int	session_resize(int cols, int rows, char *why, size_t whylen);
+void	session_delete(struct worker_fd *ctl, int64_t reqid);
+void	session_check_final(void);
+
+/* control.c: the front's connections */
+void	control_read(struct worker_fd *);
+void	control_send_reply(struct worker_fd *, int64_t id, int status,
+	    const char *code, const char *message, int with_session);
+void	control_closed(struct worker_fd *);
+
+/* client.c: attached WebSocket clients and log requests */
+int	client_callback(struct lws *, enum lws_callback_reasons, void *,
+	    void *, size_t);
+void	client_wake(struct client *);
+int	client_ref_matches(const char *ref);
+
+#endif

@@ -140,7 +140,7 @@ struct httphead_scan {
 	size_t			 nfields;
 	struct httphead_span	 name[HTTPHEAD_MAX_HEADERS];
 	struct httphead_span	 value[HTTPHEAD_MAX_HEADERS];
-	size_t			 end;	/* head length incl. blank line */
+	size_t			 end;	/* head length, blank line too */
 };
 
 enum httphead_state {
@@ -343,12 +343,13 @@ httphead_scan(const char *buf, size_t n, struct httphead_scan *sc,
 				break;
 			if (!HH_FIELDVCHAR(c))
 				return (httphead_fail(HTTPHEAD_BAD,
-				    "header value has invalid characters", why));
+				    "header value has invalid characters",
+				    why));
 			if (st == HS_VALUE0) {
 				sc->value[sc->nfields].off = i;
 				st = HS_VALUE;
 			}
-			/* Trailing whitespace is trimmed by never counting it. */
+			/* Trailing whitespace is trimmed: it is not counted. */
 			sc->value[sc->nfields].len =
 			    i + 1 - sc->value[sc->nfields].off;
 			break;
@@ -360,7 +361,8 @@ httphead_scan(const char *buf, size_t n, struct httphead_scan *sc,
 			return (HTTPHEAD_OK);
 		}
 	}
-	return (httphead_fail(HTTPHEAD_PARTIAL, "incomplete request head", why));
+	return (httphead_fail(HTTPHEAD_PARTIAL, "incomplete request head",
+	    why));
 }
 
 /*
@@ -547,7 +549,8 @@ httphead_meaning(const char *buf, const struct httphead_scan *sc,
 	}
 	h->chunked = te;
 	if (h->minor == 1 && !host)
-		return (httphead_fail(HTTPHEAD_BAD, "missing Host header", why));
+		return (httphead_fail(HTTPHEAD_BAD, "missing Host header",
+		    why));
 
 	if (t.close)
 		h->keep_alive = 0;
@@ -734,9 +737,12 @@ httphead_query(const char *query, const char *key, char *out, size_t outlen)
 		    key)) {
 			if (out == NULL)
 				return (-2);
-			if (eq == NULL)
-				return (httphead_decode(p, 0, out, outlen, 1) < 0 ?
-				    -2 : 0);
+			if (eq == NULL) {
+				/* A bare key: empty value, if there is room. */
+				if (httphead_decode(p, 0, out, outlen, 1) < 0)
+					return (-2);
+				return (0);
+			}
 			if (httphead_decode(eq + 1, amp - eq - 1, out, outlen,
 			    1) < 0)
 				return (-2);

@@ -28,10 +28,10 @@ struct httphead {
 	size_t		 nfields;
 	struct httphead_field fields[HTTPHEAD_MAX_HEADERS];
 
-	int64_t		 content_length; /* -1 when absent, else < 2^62 */
+	int64_t		 content_length; /* -1 if absent, else < 2^62 */
 	int		 chunked;	/* Transfer-Encoding: chunked */
 	int		 keep_alive;	/* per version and Connection: */
-	int		 upgrade;	/* Upgrade: websocket with Connection: upgrade */
+	int		 upgrade;	/* Upgrade: websocket, Connection: upgrade */
 };
 
 enum httphead_result {

@@ -53,17 +53,14 @@ api_session(struct conn *c)
 
 /* Parse the JSON body into msgpack, so one decoder checks every request. */
 static int
-api_body_object(struct conn *c, msgpack_sbuffer *sb, msgpack_unpacked *up,
-    int empty_ok)
+api_body_object(struct conn *c, msgpack_sbuffer *sb, msgpack_unpacked *up)
 {
 	json_error_t	 err;
 	json_t		*j;
 	msgpack_packer	 pk;
 	size_t		 off = 0;
 
-	if (c->body_len == 0 && empty_ok)
-		j = json_object();
-	else if ((j = json_loadb(c->body != NULL ? c->body : "", c->body_len,
+	if ((j = json_loadb(c->body != NULL ? c->body : "", c->body_len,
 	    JSON_REJECT_DUPLICATES, &err)) == NULL) {
 		conn_reply_error(c, 400, "bad_request",
 		    "malformed JSON: %s (line %d, column %d)", err.text,
@@ -162,7 +159,7 @@ api_create(struct conn *c)
 
 	msgpack_sbuffer_init(&body);
 	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up, 1) == -1)
+	if (api_body_object(c, &body, &up) == -1)
 		goto out;
 	if (spawnreq_decode(&up.data, SPAWN_SESSION, front->conf.max_buffer,
 	    &req, why, sizeof(why)) == -1) {
@@ -275,7 +272,7 @@ api_signal(struct conn *c, struct session *s)
 
 	msgpack_sbuffer_init(&body);
 	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up, 0) == -1)
+	if (api_body_object(c, &body, &up) == -1)
 		goto out;
 	if ((v = mpack_get(&up.data, "signal")) == NULL ||
 	    signame_from_object(v) == -1) {
@@ -292,6 +289,29 @@ out:
 	msgpack_sbuffer_destroy(&body);
 }
 
+/* Strict base64 (standard or URL-safe alphabet, padding optional). */
+static int
+api_base64_valid(const char *p, size_t len)
+{
+	size_t	i, pad = 0;
+
+	for (i = 0; i < len; i++) {
+		char ch = p[i];
+
+		if (ch == '=') {
+			pad++;
+			continue;
+		}
+		if (pad > 0 || !((ch >= 'A' && ch <= 'Z') ||
+		    (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+		    ch == '+' || ch == '/' || ch == '-' || ch == '_'))
+			return (0);
+	}
+	if (pad > 2 || (pad > 0 && len % 4 != 0) || (len - pad) % 4 == 1)
+		return (0);
+	return (1);
+}
+
 static void
 api_input(struct conn *c, struct session *s)
 {
@@ -304,13 +324,18 @@ api_input(struct conn *c, struct session *s)
 
 	msgpack_sbuffer_init(&body);
 	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up, 0) == -1)
+	if (api_body_object(c, &body, &up) == -1)
 		goto out;
 	has = mpack_get_str(&up.data, "data", &p, &len);
 	hasb64 = mpack_get_str(&up.data, "dataBase64", &b64, &b64len);
 	if (has == -1 || hasb64 == -1 || has + hasb64 != 1) {
 		conn_reply_error(c, 400, "bad_request", "give one of 'data' "
 		    "(a string) or 'dataBase64' (a base64 string)");
+		goto out;
+	}
+	if (hasb64 && !api_base64_valid(b64, b64len)) {
+		conn_reply_error(c, 400, "bad_request",
+		    "'dataBase64' is not valid base64");
 		goto out;
 	}
 	if (hasb64) {
@@ -350,7 +375,7 @@ api_resize(struct conn *c, struct session *s)
 
 	msgpack_sbuffer_init(&body);
 	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up, 0) == -1)
+	if (api_body_object(c, &body, &up) == -1)
 		goto out;
 	if (mpack_get_int(&up.data, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) !=
 	    1 || mpack_get_int(&up.data, "rows", 1, SPAWNREQ_SIZE_MAX,
@@ -484,14 +509,13 @@ api_head(struct conn *c)
 	c->close_after = 0;
 	c->route = httphead_route(c->h.method, c->h.path, c->ref,
 	    sizeof(c->ref));
-	if (!c->l->is_unix && !auth_check(&c->h)) {
-		c->close_after = 1;
-		conn_reply_error(c, 401, "unauthorized",
-		    "missing or wrong token");
-		return;
-	}
 	if (c->h.upgrade || c->route == ROUTE_SESSION_LOG) {
 		c->close_after = 1;	/* if refused: the stream is unusable */
+		if (!c->l->is_unix && !auth_check(&c->h)) {
+			conn_reply_error(c, 401, "unauthorized",
+			    "missing or wrong token");
+			return;
+		}
 		api_handoff(c);
 		return;
 	}
@@ -520,6 +544,12 @@ api_request(struct conn *c)
 {
 	struct session	*s;
 
+	/* After the body, so the client is not cut off while sending it. */
+	if (!c->l->is_unix && !auth_check(&c->h)) {
+		conn_reply_error(c, 401, "unauthorized",
+		    "missing or wrong token");
+		return;
+	}
 	switch (c->route) {
 	case ROUTE_NONE:
 		conn_reply_error(c, 404, "not_found", "no such path: %s",

@@ -1,0 +1,397 @@
+/*
+ * cmd-exec.c: "lodge exec": run a command through an exec stream.
+ *
+ * Like "docker exec": our stdin goes to the command (its end as "eof"),
+ * its stdout and stderr come to ours, and lodge exits as the command did:
+ * its code, 128+N when signal N killed it, 124 when --timeout ran out.
+ * With -t the command gets a terminal: ours goes raw and our window size
+ * follows it.  The signals that would end us (INT, TERM, HUP, QUIT) are
+ * passed on to the command instead; the third one ends us anyway.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "mpack.h"
+#include "signame.h"
+
+#define CMD_EXEC_TIMEDOUT	124	/* as timeout(1) */
+#define CMD_EXEC_SIGNALS_MAX	3
+
+static int	cmd_exec_exec(const struct endpoint *, int, char **);
+
+const struct cmd_entry cmd_exec_entry = {
+	"exec",
+	"Run a command and wait for it, like docker exec",
+	"[-t] [-d DIR] [-e NAME=VALUE]... [--timeout SECONDS] [--] COMMAND "
+	"[ARG...]",
+	"  -t, --tty              give the command a terminal (ours goes raw)\n"
+	"  -d, --workdir DIR      where it runs (default: here, or the daemon's"
+	"\n                         default over --url)\n"
+	"  -e, --env NAME=VALUE   add to its environment (repeatable)\n"
+	"      --timeout SECONDS  kill it after this long (fractions allowed)\n"
+	"\nCOMMAND runs directly, without a shell.  Our stdin is passed on "
+	"until\nits end.  lodge exits with the command's code, 128+N when "
+	"signal N\nkilled it, 124 when the timeout killed it, 1 when it could "
+	"not run.\n",
+	cmd_exec_exec
+};
+
+static const struct option cmd_exec_options[] = {
+	{ "tty", no_argument, NULL, 't' },
+	{ "workdir", required_argument, NULL, 'd' },
+	{ "env", required_argument, NULL, 'e' },
+	{ "timeout", required_argument, NULL, 'T' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct cmd_exec {
+	int		 tty;		/* -t */
+	int		 local_tty;	/* our stdin is a terminal */
+	msgpack_sbuffer	 start;		/* the "start" message */
+	int		 started;
+	int		 exited;
+	int		 timed_out;
+	double		 timeout;
+	int		 status;
+	int		 signals;
+	int		 done;
+};
+
+static struct cmd_exec	cx;
+
+static void
+cmd_exec_send_simple(const char *type)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 1);
+	mpack_kv_str(&pk, "type", type);
+	(void)ws_send(&sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+cmd_exec_input(const char *p, size_t len)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	if (cx.exited)
+		return;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 2);
+	mpack_kv_str(&pk, "type", "stdin");
+	mpack_kv_bin(&pk, "data", p, len);
+	(void)ws_send(&sb);
+	msgpack_sbuffer_destroy(&sb);
+	if (ws_send_full())
+		loop_pause_input(1);
+}
+
+static void
+cmd_exec_input_eof(void)
+{
+	/* A terminal has no end of input to pass on: it stays open. */
+	if (!cx.tty && !cx.exited)
+		cmd_exec_send_simple("eof");
+}
+
+static void
+cmd_exec_resize(void)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	int		cols, rows;
+
+	if (!cx.tty || !cx.local_tty ||
+	    tty_size(STDIN_FILENO, &cols, &rows) == -1)
+		return;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	mpack_kv_str(&pk, "type", "resize");
+	mpack_kv_int(&pk, "cols", cols);
+	mpack_kv_int(&pk, "rows", rows);
+	(void)ws_send(&sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+cmd_exec_signal(int sig)
+{
+	msgpack_sbuffer	 sb;
+	msgpack_packer	 pk;
+	const char	*name;
+
+	if (sig == SIGWINCH) {
+		cmd_exec_resize();
+		return;
+	}
+	if (!cx.started || ++cx.signals >= CMD_EXEC_SIGNALS_MAX) {
+		/* Nothing to pass it to, or it does not help: stop. */
+		loop_quit(128 + sig);
+		return;
+	}
+	name = signame_name(sig);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 2);
+	mpack_kv_str(&pk, "type", "signal");
+	if (name != NULL)
+		mpack_kv_str(&pk, "signal", name);
+	else
+		mpack_kv_int(&pk, "signal", sig);
+	(void)ws_send(&sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+cmd_exec_output_drained(void)
+{
+	ws_pause(0);
+}
+
+static void
+cmd_exec_send_drained(void)
+{
+	loop_pause_input(0);
+}
+
+static void
+cmd_exec_established(void)
+{
+	(void)ws_send(&cx.start);
+}
+
+static void
+cmd_exec_started(void)
+{
+	cx.started = 1;
+	if (cx.tty && cx.local_tty && tty_raw(STDIN_FILENO, TTY_RAW) == -1) {
+		report_error("cannot set up the terminal");
+		cx.status = CLI_EXIT_FAIL;
+		loop_quit(CLI_EXIT_FAIL);
+		return;
+	}
+	if (loop_watch_input() == -1)
+		loop_quit(CLI_EXIT_FAIL);
+}
+
+static void
+cmd_exec_output(const msgpack_object *m, int fd)
+{
+	const char	*data;
+	size_t		 len;
+
+	if (mpack_get_bin(m, "data", &data, &len) != 1) {
+		report_errorx("lodged sent output without data");
+		return;
+	}
+	(void)loop_output(fd, data, len);
+}
+
+static void
+cmd_exec_message(const msgpack_object *m)
+{
+	const msgpack_object	*type = mpack_get(m, "type");
+	const char		*msg;
+	char			 text[128];
+	size_t			 len;
+	int			 b;
+
+	if (mpack_streq(type, "stdout"))
+		cmd_exec_output(m, STDOUT_FILENO);
+	else if (mpack_streq(type, "stderr"))
+		cmd_exec_output(m, STDERR_FILENO);
+	else if (mpack_streq(type, "started"))
+		cmd_exec_started();
+	else if (mpack_streq(type, "exit")) {
+		cx.exited = 1;
+		cx.status = view_exit_status(m, text, sizeof(text));
+		if (mpack_get_bool(m, "timedOut", &b) == 1 && b) {
+			cx.timed_out = 1;
+			cx.status = CMD_EXEC_TIMEDOUT;
+		}
+		loop_quit(cx.status);
+	} else if (mpack_streq(type, "error")) {
+		if (mpack_get_str(m, "message", &msg, &len) == 1)
+			report_errorx("%.*s", (int)len, msg);
+		else
+			report_errorx("lodged sent an error");
+	}
+}
+
+static void
+cmd_exec_closed(int code, const char *why)
+{
+	if (cx.exited || cx.done)
+		return;
+	if (code == 0) {
+		if (strcmp(why, "HTTP 401") == 0)
+			report_errorx("missing or wrong token");
+		else
+			report_errorx("lodged refused the exec stream: %s",
+			    why);
+	} else if (cx.started)
+		report_errorx("the connection to lodged ended before the "
+		    "command did (close code %d)", code);
+	/* An error message said why the command did not start. */
+	loop_quit(CLI_EXIT_FAIL);
+}
+
+static const struct loop_ops cmd_exec_loop_ops = {
+	cmd_exec_input, cmd_exec_input_eof, cmd_exec_signal,
+	cmd_exec_output_drained
+};
+
+static const struct ws_ops cmd_exec_ws_ops = {
+	cmd_exec_established, cmd_exec_message, cmd_exec_closed,
+	cmd_exec_send_drained
+};
+
+/* The "start" message: the exec request with tty and size. */
+static int
+cmd_exec_pack_start(msgpack_sbuffer *sb, char **args, int nargs,
+    json_t *env, json_t *where)
+{
+	msgpack_packer	 pk;
+	const char	*k, *dir;
+	json_t		*v;
+	int		 n = 3, cols = 0, rows = 0, i;
+
+	dir = json_string_value(json_object_get(where, "workDir"));
+	if (cx.tty && cx.local_tty &&
+	    tty_size(STDIN_FILENO, &cols, &rows) == 0)
+		n += 2;
+	if (dir != NULL)
+		n++;
+	if (json_object_size(env) > 0)
+		n++;
+	if (cx.timeout > 0)
+		n++;
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, n);
+	mpack_kv_str(&pk, "type", "start");
+	mpack_str(&pk, "args");
+	msgpack_pack_array(&pk, nargs);
+	for (i = 0; i < nargs; i++)
+		mpack_str(&pk, args[i]);
+	mpack_kv_bool(&pk, "tty", cx.tty);
+	if (cols > 0) {
+		mpack_kv_int(&pk, "cols", cols);
+		mpack_kv_int(&pk, "rows", rows);
+	}
+	if (dir != NULL)
+		mpack_kv_str(&pk, "workDir", dir);
+	if (json_object_size(env) > 0) {
+		mpack_str(&pk, "env");
+		msgpack_pack_map(&pk, json_object_size(env));
+		json_object_foreach(env, k, v) {
+			mpack_str(&pk, k);
+			mpack_str(&pk, json_string_value(v));
+		}
+	}
+	if (cx.timeout > 0) {
+		mpack_str(&pk, "timeoutSeconds");
+		msgpack_pack_double(&pk, cx.timeout);
+	}
+	return (0);
+}
+
+static int
+cmd_exec_exec(const struct endpoint *ep, int argc, char **argv)
+{
+	json_t		*env, *where;
+	const char	*dir = NULL, *term;
+	char		*end;
+	int		 ch, rc = CLI_EXIT_FAIL;
+	const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	size_t		 i;
+
+	memset(&cx, 0, sizeof(cx));
+	msgpack_sbuffer_init(&cx.start);
+	env = json_object();
+	where = json_object();
+	while ((ch = getopt_long(argc, argv, "+:td:e:h", cmd_exec_options,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 't':
+			cx.tty = 1;
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'e':
+			if ((rc = cmd_env_add(env, optarg,
+			    &cmd_exec_entry)) != 0)
+				goto out;
+			rc = CLI_EXIT_FAIL;
+			break;
+		case 'T':
+			errno = 0;
+			cx.timeout = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || errno != 0 ||
+			    !isfinite(cx.timeout) || cx.timeout < 0) {
+				rc = cmd_usage_error(&cmd_exec_entry,
+				    "--timeout needs a number of seconds");
+				goto out;
+			}
+			break;
+		case 'h':
+			cmd_help(&cmd_exec_entry, stdout);
+			rc = 0;
+			goto out;
+		default:
+			rc = cmd_bad_option(&cmd_exec_entry, ch, argv);
+			goto out;
+		}
+	}
+	if (optind == argc) {
+		rc = cmd_usage_error(&cmd_exec_entry, "give a command");
+		goto out;
+	}
+	cx.local_tty = isatty(STDIN_FILENO);
+	if (cx.tty && cx.local_tty && json_object_get(env, "TERM") == NULL &&
+	    (term = getenv("TERM")) != NULL && *term != '\0')
+		json_object_set_new(env, "TERM", json_string(term));
+	if (cmd_workdir(where, dir, ep) != 0)
+		goto out;
+	cmd_exec_pack_start(&cx.start, argv + optind, argc - optind, env,
+	    where);
+
+	tty_exit_on_signals();
+	if (loop_init(&cmd_exec_loop_ops) == -1)
+		goto out;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (loop_catch(sigs[i]) == -1)
+			goto done;
+	if (cx.tty && cx.local_tty && loop_catch(SIGWINCH) == -1)
+		goto done;
+	(void)ws_open(ep, "/v1/exec/stream", &cmd_exec_ws_ops);
+	rc = loop_run();
+	cx.done = 1;
+	loop_output_flush();
+	tty_restore();
+	if (cx.timed_out)
+		report_errorx("the command timed out after %g seconds",
+		    cx.timeout);
+done:
+	loop_free();
+out:
+	msgpack_sbuffer_destroy(&cx.start);
+	json_decref(where);
+	json_decref(env);
+	return (rc);
+}

@@ -1,0 +1,75 @@
+/*
+ * cmd-kill.c: "lodge kill": send a signal to sessions.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "signame.h"
+
+static int	cmd_kill_exec(const struct endpoint *, int, char **);
+
+const struct cmd_entry cmd_kill_entry = {
+	"kill",
+	"Send a signal to sessions",
+	"[-s SIGNAL] SESSION...",
+	"  -s, --signal SIGNAL    a name (INT, SIGINT, int) or a number "
+	"(default TERM)\n"
+	"\nWith a terminal the signal goes to its foreground process group, "
+	"as\nCtrl-C would; without, to the command's process group.\n",
+	cmd_kill_exec
+};
+
+static const struct option cmd_kill_options[] = {
+	{ "signal", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int
+cmd_kill_exec(const struct endpoint *ep, int argc, char **argv)
+{
+	struct rest_reply	 r;
+	json_t			*body;
+	const char		*name;
+	char			*path;
+	int			 ch, i, signo = 15, rc = 0;
+
+	while ((ch = getopt_long(argc, argv, ":s:h", cmd_kill_options,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			if ((signo = signame_parse(optarg,
+			    strlen(optarg))) == -1)
+				return (cmd_usage_error(&cmd_kill_entry,
+				    "unknown signal '%s'", optarg));
+			break;
+		case 'h':
+			cmd_help(&cmd_kill_entry, stdout);
+			return (0);
+		default:
+			return (cmd_bad_option(&cmd_kill_entry, ch, argv));
+		}
+	}
+	if (argc - optind < 1)
+		return (cmd_usage_error(&cmd_kill_entry, "give a session"));
+	if ((name = signame_name(signo)) != NULL)
+		body = json_pack("{s:s}", "signal", name);
+	else
+		body = json_pack("{s:i}", "signal", signo);
+	for (i = optind; i < argc; i++) {
+		if ((path = target_path(argv[i], "/signal")) == NULL) {
+			rc = CLI_EXIT_FAIL;
+			continue;
+		}
+		if (rest_expect(ep, "POST", path, body, 204, &r) == 0)
+			rest_reply_free(&r);
+		else
+			rc = CLI_EXIT_FAIL;
+		free(path);
+	}
+	json_decref(body);
+	return (rc);
+}

@@ -1,0 +1,128 @@
+/*
+ * cmd-log.c: "lodge log": a session's output buffer, raw, on stdout.
+ *
+ * The buffer comes from GET .../log (written through as it arrives); -f
+ * then follows from where that ended, through a read-only attach.  Both
+ * work through the session's own socket when the front is down.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int	cmd_log_exec(const struct endpoint *, int, char **);
+
+const struct cmd_entry cmd_log_entry = {
+	"log",
+	"Print a session's output buffer",
+	"[-f] [--since OFFSET] SESSION",
+	"  -f, --follow           then print new output until the session "
+	"exits\n"
+	"      --since OFFSET     start at this output offset (bytes since the"
+	"\n                         session started) instead of the oldest "
+	"byte held\n"
+	"\nThe bytes are written as the program wrote them, stdout and stderr"
+	"\ninterleaved.\n",
+	cmd_log_exec
+};
+
+static const struct option cmd_log_options[] = {
+	{ "follow", no_argument, NULL, 'f' },
+	{ "since", required_argument, NULL, 'S' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int
+cmd_log_exec(const struct endpoint *ep, int argc, char **argv)
+{
+	struct target		 t;
+	struct view_opts	 o;
+	struct rest_reply	 r;
+	const char		*ref;
+	char			*base, *path, *end;
+	unsigned long long	 since = 0;
+	int			 ch, follow = 0, since_set = 0, rc;
+
+	while ((ch = getopt_long(argc, argv, ":fh", cmd_log_options,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			follow = 1;
+			break;
+		case 'S':
+			errno = 0;
+			since = strtoull(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' ||
+			    *end != '\0' || errno != 0 ||
+			    since > INT64_MAX / 2)
+				return (cmd_usage_error(&cmd_log_entry,
+				    "--since needs a byte offset"));
+			since_set = 1;
+			break;
+		case 'h':
+			cmd_help(&cmd_log_entry, stdout);
+			return (0);
+		default:
+			return (cmd_bad_option(&cmd_log_entry, ch, argv));
+		}
+	}
+	if (argc - optind != 1)
+		return (cmd_usage_error(&cmd_log_entry, "give one session"));
+	ref = argv[optind];
+
+	if (target_find(ep, ref, &t) == -1)
+		return (CLI_EXIT_FAIL);
+	rc = CLI_EXIT_FAIL;
+	if ((base = target_path(ref, "/log")) == NULL)
+		goto out;
+	if (since_set)
+		rc = asprintf(&path, "%s?since=%llu", base, since);
+	else
+		rc = asprintf(&path, "%s", base);
+	free(base);
+	rc = rc == -1 ? CLI_EXIT_FAIL : 0;
+	if (rc != 0) {
+		report_error("asprintf");
+		goto out;
+	}
+	rc = CLI_EXIT_FAIL;
+	switch (rest_call(&t.ep, "GET", path, NULL, STDOUT_FILENO, &r)) {
+	case REST_OK:
+		break;
+	case REST_NOCONNECT:
+		rest_report_noconnect(&t.ep);
+		/* FALLTHROUGH */
+	default:
+		free(path);
+		goto out;
+	}
+	free(path);
+	if (r.status != 200) {
+		rest_report(&r);
+		rest_reply_free(&r);
+		goto out;
+	}
+	rest_reply_free(&r);
+	if (!follow) {
+		rc = 0;
+		goto out;
+	}
+	if (!r.have_range) {
+		report_errorx("lodged did not say where the log ends");
+		goto out;
+	}
+	memset(&o, 0, sizeof(o));
+	o.mode = VIEW_FOLLOW;
+	o.detach_key = -1;
+	o.since_set = 1;
+	o.since = r.log_end;
+	rc = view_run(&t, ref, &o);
+out:
+	target_free(&t);
+	return (rc);
+}

@@ -1,0 +1,57 @@
+/*
+ * cmd-rm.c: "lodge rm": delete sessions, ending their processes.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+static int	cmd_rm_exec(const struct endpoint *, int, char **);
+
+const struct cmd_entry cmd_rm_entry = {
+	"rm",
+	"Delete sessions",
+	"SESSION...",
+	"A running session's process group gets SIGHUP, then SIGTERM, then\n"
+	"SIGKILL after a grace time; the session and its buffer are gone.\n",
+	cmd_rm_exec
+};
+
+static const struct option cmd_rm_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int
+cmd_rm_exec(const struct endpoint *ep, int argc, char **argv)
+{
+	struct rest_reply	 r;
+	char			*path;
+	int			 ch, i, rc = 0;
+
+	while ((ch = getopt_long(argc, argv, ":h", cmd_rm_options,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			cmd_help(&cmd_rm_entry, stdout);
+			return (0);
+		default:
+			return (cmd_bad_option(&cmd_rm_entry, ch, argv));
+		}
+	}
+	if (argc - optind < 1)
+		return (cmd_usage_error(&cmd_rm_entry, "give a session"));
+	for (i = optind; i < argc; i++) {
+		if ((path = target_path(argv[i], "")) == NULL) {
+			rc = CLI_EXIT_FAIL;
+			continue;
+		}
+		if (rest_expect(ep, "DELETE", path, NULL, 204, &r) == 0)
+			rest_reply_free(&r);
+		else
+			rc = CLI_EXIT_FAIL;
+		free(path);
+	}
+	return (rc);
+}

@@ -1,0 +1,90 @@
+/*
+ * cmd-wait.c: "lodge wait": wait for a session to exit, exit as it did.
+ *
+ * A session that has exited already answers at once; otherwise a
+ * read-only attach from the end of the output waits for "exit".
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "signame.h"
+
+/* Past any real end: the attach replays nothing. */
+#define CMD_WAIT_END	4611686018427387904ULL
+
+static int	cmd_wait_exec(const struct endpoint *, int, char **);
+
+const struct cmd_entry cmd_wait_entry = {
+	"wait",
+	"Wait for a session to exit",
+	"SESSION",
+	"lodge exits with the session's exit code, or 128+N when signal N\n"
+	"killed it.\n",
+	cmd_wait_exec
+};
+
+static const struct option cmd_wait_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* The status of an exited session object, as the shell would show it. */
+static int
+cmd_wait_status(json_t *s)
+{
+	json_t		*code = json_object_get(s, "exitCode");
+	const char	*sig = json_string_value(json_object_get(s, "signal"));
+	int		 signo;
+
+	if (json_is_integer(code))
+		return ((int)json_integer_value(code));
+	if (sig != NULL && (signo = signame_parse(sig, strlen(sig))) != -1)
+		return (128 + signo);
+	return (CLI_EXIT_FAIL);
+}
+
+static int
+cmd_wait_exec(const struct endpoint *ep, int argc, char **argv)
+{
+	struct target		 t;
+	struct view_opts	 o;
+	const char		*state;
+	json_t			*out;
+	int			 ch, rc;
+
+	while ((ch = getopt_long(argc, argv, ":h", cmd_wait_options,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			cmd_help(&cmd_wait_entry, stdout);
+			return (0);
+		default:
+			return (cmd_bad_option(&cmd_wait_entry, ch, argv));
+		}
+	}
+	if (argc - optind != 1)
+		return (cmd_usage_error(&cmd_wait_entry, "give one session"));
+	if (target_find(ep, argv[optind], &t) == -1)
+		return (CLI_EXIT_FAIL);
+	memset(&o, 0, sizeof(o));
+	o.mode = VIEW_WAIT;
+	o.detach_key = -1;
+	o.since_set = 1;
+	o.since = CMD_WAIT_END;
+	if (t.session != NULL) {
+		state = json_string_value(json_object_get(t.session, "state"));
+		if (state != NULL && strcmp(state, "exited") == 0) {
+			rc = cmd_wait_status(t.session);
+			target_free(&t);
+			return (rc);
+		}
+		out = json_object_get(t.session, "outputBytes");
+		if (json_is_integer(out))
+			o.since = (uint64_t)json_integer_value(out);
+	}
+	rc = view_run(&t, argv[optind], &o);
+	target_free(&t);
+	return (rc);
+}

@@ -1,0 +1,69 @@
+/*
+ * report.c: the lines lodge writes on stderr for its user.
+ *
+ * Errors are one line, "lodge: what went wrong".  Notices ("[detached from
+ * x]") are one bracketed line.  While the terminal is raw, lines end in
+ * CRLF, and a line starts on a fresh line of the screen even when the
+ * session's output left the cursor in the middle of one.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void
+report_write(const char *prefix, const char *fmt, va_list ap, int with_errno)
+{
+	char	 msg[1024];
+	int	 saved = errno, last;
+	int	 raw = tty_is_raw();
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (with_errno) {
+		strlcat(msg, ": ", sizeof(msg));
+		strlcat(msg, strerror(saved), sizeof(msg));
+	}
+	last = loop_last_byte();
+	fflush(stdout);
+	if (last != -1 && last != '\n' && isatty(STDOUT_FILENO) &&
+	    isatty(STDERR_FILENO))
+		fputs(raw ? "\r\n" : "\n", stderr);
+	fprintf(stderr, "%s%s%s", prefix, msg, raw ? "\r\n" : "\n");
+	fflush(stderr);
+	errno = saved;
+}
+
+/* An error, with errno's text appended. */
+void
+report_error(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	report_write("lodge: ", fmt, ap, 1);
+	va_end(ap);
+}
+
+void
+report_errorx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	report_write("lodge: ", fmt, ap, 0);
+	va_end(ap);
+}
+
+/* A notice in brackets: the caller writes the brackets. */
+void
+report_notice(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	report_write("", fmt, ap, 0);
+	va_end(ap);
+}

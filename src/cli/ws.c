@@ -1,0 +1,306 @@
+/*
+ * ws.c: the one WebSocket stream of a command, through libwebsockets.
+ *
+ * Over the front's Unix socket (lws connects to "+/path"), a session's own
+ * socket, or TCP with the token in an Authorization header.  Each message
+ * is one binary frame holding one msgpack map; messages we send wait in a
+ * queue and go one per writeable callback.  The queue is bounded by its
+ * users: above the high-water mark they stop reading their input
+ * (ws_send_full) until ws_ops.drained.  Received messages are reassembled
+ * up to a limit and handed over decoded.
+ */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mpack.h"
+
+#define WS_QUEUE_HIGH	(256 * 1024)
+#define WS_QUEUE_LOW	(64 * 1024)
+#define WS_MSG_MAX	(16 * 1024 * 1024)
+
+struct ws_frame {
+	STAILQ_ENTRY(ws_frame)	 entry;
+	size_t			 len;
+	unsigned char		 data[];	/* LWS_PRE, then len bytes */
+};
+
+static STAILQ_HEAD(, ws_frame)	 ws_queue = STAILQ_HEAD_INITIALIZER(ws_queue);
+static size_t			 ws_queued;
+static int			 ws_was_full;
+static struct lws		*ws_wsi;
+static const struct ws_ops	*ws_ops;
+static char			 ws_token[600];
+static unsigned char		*ws_rx;
+static size_t			 ws_rxlen;
+static int			 ws_closing;
+static int			 ws_close_code;
+static char			 ws_close_why[128];
+static int			 ws_ended;
+
+static void
+ws_free_queue(void)
+{
+	struct ws_frame	*f;
+
+	while ((f = STAILQ_FIRST(&ws_queue)) != NULL) {
+		STAILQ_REMOVE_HEAD(&ws_queue, entry);
+		free(f);
+	}
+	ws_queued = 0;
+	free(ws_rx);
+	ws_rx = NULL;
+	ws_rxlen = 0;
+}
+
+/* Tell our user once that the stream is over. */
+static void
+ws_end(int code, const char *why)
+{
+	ws_wsi = NULL;
+	ws_free_queue();
+	if (ws_ended)
+		return;
+	ws_ended = 1;
+	if (ws_ops->closed != NULL)
+		ws_ops->closed(code, why);
+}
+
+/* Connect; the outcome arrives through ws_ops. */
+int
+ws_open(const struct endpoint *ep, const char *path,
+    const struct ws_ops *ops)
+{
+	struct lws_client_connect_info	 i;
+	static char			 addr[sizeof(ep->unix_path) + 2];
+	static char			 host[600];
+
+	ws_ops = ops;
+	ws_ended = 0;
+	ws_closing = 0;
+	ws_close_code = 0;
+	ws_close_why[0] = '\0';
+	memset(&i, 0, sizeof(i));
+	i.context = loop_context();
+	i.vhost = loop_vhost();
+	if (ep->unix_path[0] != '\0') {
+		snprintf(addr, sizeof(addr), "+%s", ep->unix_path);
+		i.address = addr;
+		i.port = 80;
+		i.host = "localhost";
+	} else {
+		strlcpy(addr, ep->host, sizeof(addr));
+		strlcpy(host, endpoint_name(ep), sizeof(host));
+		i.address = addr;
+		i.port = ep->port;
+		i.host = host;
+	}
+	i.origin = i.host;
+	i.path = path;
+	i.protocol = NULL;
+	i.local_protocol_name = "lodge-ws";
+	i.pwsi = &ws_wsi;
+	strlcpy(ws_token, ep->token, sizeof(ws_token));
+	if (lws_client_connect_via_info(&i) == NULL) {
+		ws_end(0, "cannot connect");
+		return (-1);
+	}
+	return (0);
+}
+
+/* Queue one message (the packed map in sb). */
+int
+ws_send(const msgpack_sbuffer *sb)
+{
+	struct ws_frame	*f;
+
+	if (ws_wsi == NULL || ws_closing)
+		return (-1);
+	if ((f = malloc(sizeof(*f) + LWS_PRE + sb->size)) == NULL) {
+		report_error("malloc");
+		return (-1);
+	}
+	f->len = sb->size;
+	memcpy(f->data + LWS_PRE, sb->data, sb->size);
+	STAILQ_INSERT_TAIL(&ws_queue, f, entry);
+	ws_queued += sb->size;
+	if (ws_send_full())
+		ws_was_full = 1;
+	lws_callback_on_writable(ws_wsi);
+	return (0);
+}
+
+int
+ws_send_full(void)
+{
+	return (ws_queued >= WS_QUEUE_HIGH);
+}
+
+/* Stop or restart reading the socket (our output is full). */
+void
+ws_pause(int paused)
+{
+	if (ws_wsi != NULL)
+		lws_rx_flow_control(ws_wsi, !paused);
+}
+
+/* Close normally once the queue is sent. */
+void
+ws_close(void)
+{
+	if (ws_wsi == NULL || ws_closing)
+		return;
+	ws_closing = 1;
+	lws_callback_on_writable(ws_wsi);
+}
+
+static int
+ws_writeable(struct lws *wsi)
+{
+	struct ws_frame	*f;
+	int		 n;
+
+	if ((f = STAILQ_FIRST(&ws_queue)) == NULL) {
+		if (ws_closing) {
+			lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+			return (-1);
+		}
+		return (0);
+	}
+	STAILQ_REMOVE_HEAD(&ws_queue, entry);
+	ws_queued -= f->len;
+	n = lws_write(wsi, f->data + LWS_PRE, f->len, LWS_WRITE_BINARY);
+	free(f);
+	if (n < 0)
+		return (-1);
+	if (!STAILQ_EMPTY(&ws_queue) || ws_closing)
+		lws_callback_on_writable(wsi);
+	if (ws_was_full && ws_queued <= WS_QUEUE_LOW) {
+		ws_was_full = 0;
+		if (ws_ops->drained != NULL)
+			ws_ops->drained();
+	}
+	return (0);
+}
+
+static int
+ws_message(const unsigned char *buf, size_t len)
+{
+	msgpack_unpacked	 up;
+	const msgpack_object	*type;
+	size_t			 off = 0;
+	int			 rc = 0;
+
+	msgpack_unpacked_init(&up);
+	if (msgpack_unpack_next(&up, (const char *)buf, len, &off) !=
+	    MSGPACK_UNPACK_SUCCESS || off != len ||
+	    up.data.type != MSGPACK_OBJECT_MAP ||
+	    (type = mpack_get(&up.data, "type")) == NULL ||
+	    type->type != MSGPACK_OBJECT_STR) {
+		report_errorx("lodged sent a message that is not a msgpack "
+		    "map with a type");
+		rc = -1;
+	} else
+		ws_ops->message(&up.data);
+	msgpack_unpacked_destroy(&up);
+	/* A slow reader of our output slows the stream. */
+	if (rc == 0 && loop_output_full())
+		ws_pause(1);
+	return (rc);
+}
+
+static int
+ws_receive(struct lws *wsi, const void *in, size_t len)
+{
+	unsigned char	*nb;
+	int		 final;
+
+	final = lws_is_final_fragment(wsi) &&
+	    lws_remaining_packet_payload(wsi) == 0;
+	if (!lws_frame_is_binary(wsi) && ws_rxlen == 0 &&
+	    lws_is_first_fragment(wsi)) {
+		report_errorx("lodged sent a text frame");
+		return (-1);
+	}
+	if (final && ws_rxlen == 0)
+		return (ws_message(in, len));
+	if (ws_rxlen + len > WS_MSG_MAX) {
+		report_errorx("lodged sent a message larger than %d bytes",
+		    WS_MSG_MAX);
+		return (-1);
+	}
+	if ((nb = realloc(ws_rx, ws_rxlen + len + 1)) == NULL) {
+		report_error("realloc");
+		return (-1);
+	}
+	ws_rx = nb;
+	memcpy(ws_rx + ws_rxlen, in, len);
+	ws_rxlen += len;
+	if (!final)
+		return (0);
+	len = ws_rxlen;
+	ws_rxlen = 0;
+	return (ws_message(ws_rx, len));
+}
+
+int
+ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	unsigned char	**p, *end;
+	char		  v[700], why[256];
+	unsigned int	  status;
+	const unsigned char *b = in;
+
+	switch (reason) {
+	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
+		if (ws_token[0] == '\0')
+			return (0);
+		p = (unsigned char **)in;
+		end = *p + len;
+		snprintf(v, sizeof(v), "Bearer %s", ws_token);
+		if (lws_add_http_header_by_token(wsi,
+		    WSI_TOKEN_HTTP_AUTHORIZATION, (unsigned char *)v,
+		    (int)strlen(v), p, end))
+			return (-1);
+		return (0);
+	case LWS_CALLBACK_CLIENT_ESTABLISHED:
+		if (ws_ops->established != NULL)
+			ws_ops->established();
+		return (0);
+	case LWS_CALLBACK_CLIENT_RECEIVE:
+		return (ws_receive(wsi, in, len));
+	case LWS_CALLBACK_CLIENT_WRITEABLE:
+		return (ws_writeable(wsi));
+	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+		if (len >= 2) {
+			ws_close_code = (b[0] << 8) | b[1];
+			snprintf(ws_close_why, sizeof(ws_close_why), "%.*s",
+			    (int)(len - 2 > 100 ? 100 : len - 2),
+			    (const char *)b + 2);
+		} else
+			ws_close_code = 1005;
+		return (0);
+	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+		status = lws_http_client_http_response(wsi);
+		if (status != 0 && status != 101)
+			snprintf(why, sizeof(why), "HTTP %u", status);
+		else
+			snprintf(why, sizeof(why), "%s", in != NULL ?
+			    (const char *)in : "connection failed");
+		if (status == 0 && ws_wsi == NULL)
+			errno = ECONNREFUSED;
+		ws_end(0, why);
+		return (0);
+	case LWS_CALLBACK_CLIENT_CLOSED:
+		ws_end(ws_close_code != 0 ? ws_close_code : 1006,
+		    ws_close_why);
+		return (0);
+	default:
+		return (0);
+	}
+}

@@ -44,6 +44,8 @@ ctl_close(struct ctl *c)
 	c->nfds = 0;
 	free(c->rbuf);
 	c->rbuf = NULL;
+	free(c->frame);
+	c->frame = NULL;
 	c->rlen = c->rcap = 0;
 	if (c->fd != -1)
 		close(c->fd);
@@ -219,15 +221,22 @@ ctl_next(struct ctl *c, msgpack_unpacked *up, int *fd)
 		return (-1);
 	if (c->rlen < 4 + (size_t)n)
 		return (0);
+	/*
+	 * Unpacked strings point into the bytes they came from, so the frame
+	 * gets a buffer of its own, kept until the next call.
+	 */
+	free(c->frame);
+	if ((c->frame = malloc(n)) == NULL)
+		return (-1);
+	memcpy(c->frame, c->rbuf + 4, n);
+	memmove(c->rbuf, c->rbuf + 4 + n, c->rlen - 4 - n);
+	c->rlen -= 4 + n;
 	msgpack_unpacked_destroy(up);
 	msgpack_unpacked_init(up);
-	if (msgpack_unpack_next(up, c->rbuf + 4, n, &off) !=
+	if (msgpack_unpack_next(up, c->frame, n, &off) !=
 	    MSGPACK_UNPACK_SUCCESS || off != n ||
 	    up->data.type != MSGPACK_OBJECT_MAP)
 		return (-1);
-	/* The unpacked object points into a zone, so the buffer can move. */
-	memmove(c->rbuf, c->rbuf + 4 + n, c->rlen - 4 - n);
-	c->rlen -= 4 + n;
 	if ((o = mpack_get(&up->data, "fd")) != NULL &&
 	    o->type == MSGPACK_OBJECT_BOOLEAN && o->via.boolean)
 		want_fd = 1;
@@ -239,6 +248,15 @@ ctl_next(struct ctl *c, msgpack_unpacked *up, int *fd)
 		c->nfds--;
 	}
 	return (1);
+}
+
+char *
+ctl_take_frame(struct ctl *c)
+{
+	char	*f = c->frame;
+
+	c->frame = NULL;
+	return (f);
 }
 
 int

@@ -37,6 +37,7 @@ struct ctl {
 	char			*rbuf;
 	size_t			 rlen;
 	size_t			 rcap;
+	char			*frame;		/* the last frame ctl_next took */
 	int			 fds[CTL_FDS_MAX];
 	int			 nfds;
 	/* sending */
@@ -69,6 +70,9 @@ int	ctl_read(struct ctl *);
  * malformed frame (the caller drops the peer).
  */
 int	ctl_next(struct ctl *, msgpack_unpacked *, int *fd);
+
+/* Keep the bytes of the last frame (objects point into them); free() them. */
+char	*ctl_take_frame(struct ctl *);
 
 /* Blocking helpers for start-up paths: send one frame, wait for one. */
 int	ctl_send_wait(struct ctl *, const msgpack_sbuffer *, int fd);

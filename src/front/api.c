@@ -211,7 +211,7 @@ api_create(struct conn *c)
 	mpack_kv_uint(&pk, "bufferMax", front->conf.max_buffer);
 	mpack_str(&pk, "req");
 	msgpack_pack_object(&pk, up.data);
-	if (spawner_spawn(&sb, sp[1]) == -1) {
+	if (spawner_send(&sb, sp[1]) == -1) {
 		msgpack_sbuffer_destroy(&sb);
 		registry_remove(s);
 		conn_reply_error(c, 503, "unavailable",
@@ -224,6 +224,32 @@ api_create(struct conn *c)
 	c->state = CONN_WAIT;
 	LIST_INSERT_HEAD(&s->waiters, c, wait_entry);
 done:
+	spawnreq_free(&req);
+out:
+	msgpack_unpacked_destroy(&up);
+	msgpack_sbuffer_destroy(&body);
+}
+
+static void
+api_exec(struct conn *c)
+{
+	msgpack_sbuffer	 body;
+	msgpack_unpacked up;
+	struct spawnreq	 req;
+	struct passwd	 pw;
+	char		 why[512], pwbuf[4096];
+
+	msgpack_sbuffer_init(&body);
+	msgpack_unpacked_init(&up);
+	if (api_body_object(c, &body, &up) == -1)
+		goto out;
+	if (spawnreq_decode(&up.data, SPAWN_EXEC, 0, &req, why,
+	    sizeof(why)) == -1) {
+		conn_reply_error(c, 400, "bad_request", "%s", why);
+		goto out;
+	}
+	if (api_user(c, req.user, &pw, pwbuf, sizeof(pwbuf)) == 0)
+		exec_start(c, &up.data, &pw, &req);
 	spawnreq_free(&req);
 out:
 	msgpack_unpacked_destroy(&up);
@@ -465,6 +491,12 @@ api_handoff(struct conn *c)
 	size_t		 i;
 	int		 n;
 
+	if (c->route == ROUTE_EXEC_STREAM && c->h.upgrade) {
+		if (conn_handoff_stream(c) == -1)
+			conn_reply_error(c, 503, "unavailable",
+			    "cannot start an exec stream");
+		return;
+	}
 	if (c->route != ROUTE_SESSION_ATTACH && c->route != ROUTE_SESSION_LOG) {
 		conn_reply_error(c, 400, "bad_request", "WebSocket upgrades are "
 		    "for /v1/sessions/{ref}/attach and /v1/exec/stream");
@@ -569,9 +601,11 @@ api_request(struct conn *c)
 		api_create(c);
 		return;
 	case ROUTE_EXEC:
+		api_exec(c);
+		return;
 	case ROUTE_EXEC_STREAM:
-		conn_reply_error(c, 503, "unavailable", "exec is not "
-		    "available yet");
+		conn_reply_error(c, 400, "bad_request", "exec/stream is a "
+		    "WebSocket: send Upgrade: websocket");
 		return;
 	default:
 		break;

@@ -116,6 +116,8 @@ void
 conn_closed(struct conn *c)
 {
 	registry_cancel(c);
+	if (c->exec != NULL)
+		exec_conn_closed(c->exec);
 	lws_sul_cancel(&c->sul);
 	free(c->buf);
 	free(c->body);
@@ -290,6 +292,36 @@ conn_handoff(struct conn *c, struct session *s)
 	}
 	msgpack_sbuffer_destroy(&sb);
 	/* lws closes what is left: make that /dev/null, not the client. */
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
+		dup2(null, c->fd);
+		close(null);
+	}
+	c->closed = 1;
+	lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
+	return (0);
+}
+
+/* Hand an exec stream's connection to the template, which forks for it. */
+int
+conn_handoff_stream(struct conn *c)
+{
+	msgpack_sbuffer	 sb;
+	msgpack_packer	 pk;
+	int		 fd, one = 1, null;
+
+	(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+	if ((fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		return (-1);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 2);
+	mpack_kv_str(&pk, "type", "stream");
+	mpack_kv_bool(&pk, "fd", 1);
+	if (spawner_send(&sb, fd) == -1) {
+		msgpack_sbuffer_destroy(&sb);
+		return (-1);
+	}
+	msgpack_sbuffer_destroy(&sb);
 	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
 		dup2(null, c->fd);
 		close(null);

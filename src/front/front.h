@@ -36,6 +36,8 @@ struct front_config {
 	size_t		 max_head;	/* request head bytes */
 	size_t		 max_body;	/* request body bytes */
 	size_t		 max_buffer;	/* ceiling of a session's bufferSize */
+	size_t		 default_output; /* exec maxOutputBytes default */
+	size_t		 max_output;	/* exec maxOutputBytes ceiling */
 	int		 max_sessions;
 	int		 head_timeout;	/* seconds for a request head */
 	int		 idle_timeout;	/* seconds between requests */
@@ -59,6 +61,9 @@ enum front_fd_kind {
 	FFD_CONN,
 	FFD_WORKER,
 	FFD_TEMPLATE,
+	FFD_EXEC_OUT,
+	FFD_EXEC_ERR,
+	FFD_EXEC_IN,
 };
 
 struct front_fd {
@@ -109,6 +114,7 @@ struct conn {
 	struct session		*waiting;	/* session whose reply we await */
 	int64_t			 reqid;
 	int			 creating;	/* waits for "created" */
+	struct exec_call	*exec;		/* POST /v1/exec in flight */
 	lws_sorted_usec_list_t	 sul;
 	int			 peek_tries;
 };
@@ -148,6 +154,7 @@ void	conn_reply_error(struct conn *, int status, const char *code,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void	conn_reply_empty(struct conn *, int status);
 int	conn_handoff(struct conn *, struct session *);
+int	conn_handoff_stream(struct conn *);
 void	conn_worker_reply(struct conn *, const msgpack_object *);
 const char *conn_status_code(int status);
 int	conn_consume_head(struct conn *);
@@ -177,8 +184,25 @@ int64_t	registry_next_id(void);
 
 /* spawner.c: the only code in the front that forks or execs */
 int	spawner_start(void);
-int	spawner_spawn(msgpack_sbuffer *, int fd);
+int	spawner_send(msgpack_sbuffer *, int fd);
+void	spawner_readable(void);
+void	spawner_writeable(void);
 void	spawner_closed(void);
+
+/* exec.c: POST /v1/exec */
+struct exec_call;
+struct exec_pipe;
+struct passwd;
+struct spawnreq;
+void	exec_start(struct conn *, const msgpack_object *,
+	    const struct passwd *, struct spawnreq *);
+void	exec_readable(struct exec_pipe *);
+void	exec_writeable(struct exec_pipe *);
+void	exec_closed(struct exec_pipe *);
+void	exec_spawned(const msgpack_object *);
+void	exec_exited(const msgpack_object *);
+void	exec_template_lost(void);
+void	exec_conn_closed(struct exec_call *);
 
 /* auth.c */
 int	auth_init(void);

@@ -44,7 +44,8 @@ usage(int status)
 "              [--token-file FILE] [--no-auth] [--max-sessions N]\n"
 "              [--max-buffer-size BYTES] [--max-body-size BYTES]\n"
 "              [--max-head-size BYTES] [--head-timeout SECONDS]\n"
-"              [--idle-timeout SECONDS] [-v] [--help] [--version]\n");
+"              [--idle-timeout SECONDS] [--max-output-bytes BYTES]\n"
+"              [--default-output-bytes BYTES] [-v] [--help] [--version]\n");
 	exit(status);
 }
 
@@ -69,7 +70,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 {
 	enum { O_LISTEN = 256, O_RUNDIR, O_TOKEN, O_NOAUTH, O_FG, O_HELP,
 	    O_VERSION, O_MAXSESS, O_MAXBUF, O_MAXBODY, O_MAXHEAD, O_HEADTO,
-	    O_IDLETO };
+	    O_IDLETO, O_MAXOUT, O_DEFOUT };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "runtime-dir", required_argument, NULL, O_RUNDIR },
@@ -84,6 +85,8 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		{ "max-head-size", required_argument, NULL, O_MAXHEAD },
 		{ "head-timeout", required_argument, NULL, O_HEADTO },
 		{ "idle-timeout", required_argument, NULL, O_IDLETO },
+		{ "max-output-bytes", required_argument, NULL, O_MAXOUT },
+		{ "default-output-bytes", required_argument, NULL, O_DEFOUT },
 		{ NULL, 0, NULL, 0 }
 	};
 	int	ch;
@@ -93,6 +96,8 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	conf->max_body = 8 * 1024 * 1024;
 	conf->max_buffer = 64 * 1024 * 1024;
 	conf->max_sessions = 1024;
+	conf->default_output = 16 * 1024 * 1024;
+	conf->max_output = 64 * 1024 * 1024;
 	conf->head_timeout = 10;
 	conf->idle_timeout = 120;
 	while ((ch = getopt_long(argc, argv, "fhvV", longopts, NULL)) != -1) {
@@ -151,6 +156,14 @@ parse_options(int argc, char **argv, struct front_config *conf)
 			conf->idle_timeout = (int)parse_number(
 			    "--idle-timeout", optarg, 1, 86400);
 			break;
+		case O_MAXOUT:
+			conf->max_output = (size_t)parse_number(
+			    "--max-output-bytes", optarg, 1, 1LL << 34);
+			break;
+		case O_DEFOUT:
+			conf->default_output = (size_t)parse_number(
+			    "--default-output-bytes", optarg, 1, 1LL << 34);
+			break;
 		case 'h':
 		case O_HELP:
 			usage(0);
@@ -193,8 +206,14 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			registry_readable(ffd->ptr);
 			break;
 		case FFD_TEMPLATE:
-			/* The template only talks on EOF: restart later. */
-			return (-1);
+			spawner_readable();
+			break;
+		case FFD_EXEC_OUT:
+		case FFD_EXEC_ERR:
+			exec_readable(ffd->ptr);
+			break;
+		case FFD_EXEC_IN:
+			break;
 		}
 		return (0);
 	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
@@ -202,6 +221,10 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			conn_writeable(ffd->ptr);
 		else if (ffd->kind == FFD_WORKER)
 			registry_writeable(ffd->ptr);
+		else if (ffd->kind == FFD_TEMPLATE)
+			spawner_writeable();
+		else if (ffd->kind == FFD_EXEC_IN)
+			exec_writeable(ffd->ptr);
 		return (0);
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
 		lws_set_opaque_user_data(wsi, NULL);
@@ -214,6 +237,11 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			break;
 		case FFD_TEMPLATE:
 			spawner_closed();
+			break;
+		case FFD_EXEC_OUT:
+		case FFD_EXEC_ERR:
+		case FFD_EXEC_IN:
+			exec_closed(ffd->ptr);
 			break;
 		case FFD_LISTEN:
 			break;

@@ -19,6 +19,7 @@
 
 #include "front.h"
 #include "log.h"
+#include "mpack.h"
 
 static struct {
 	struct front_fd	 ffd;
@@ -88,19 +89,58 @@ spawner_ready(void)
 	return (0);
 }
 
+/* Queue a request (and fd, which passes to the queue) for the template. */
 int
-spawner_spawn(msgpack_sbuffer *sb, int fd)
+spawner_send(msgpack_sbuffer *sb, int fd)
 {
 	if (spawner_ready() == -1) {
-		close(fd);
+		if (fd != -1)
+			close(fd);
 		return (-1);
 	}
-	/* Spawn requests are small; the template reads them at once. */
-	if (ctl_send_wait(&spawner.ctl, sb, fd) == -1) {
+	if (ctl_send(&spawner.ctl, sb, fd) == -1) {
 		log_warnx("the worker template does not answer");
+		lws_set_timeout(spawner.wsi, 1, LWS_TO_KILL_ASYNC);
 		return (-1);
 	}
+	if (ctl_pending(&spawner.ctl))
+		lws_callback_on_writable(spawner.wsi);
 	return (0);
+}
+
+void
+spawner_writeable(void)
+{
+	if (ctl_flush(&spawner.ctl) == 1)
+		lws_callback_on_writable(spawner.wsi);
+}
+
+void
+spawner_readable(void)
+{
+	msgpack_unpacked	 up;
+	const msgpack_object	*type;
+	int			 r, fd;
+
+	if ((r = ctl_read(&spawner.ctl)) == 0 || r == -1) {
+		lws_set_timeout(spawner.wsi, 1, LWS_TO_KILL_ASYNC);
+		return;
+	}
+	msgpack_unpacked_init(&up);
+	while ((r = ctl_next(&spawner.ctl, &up, &fd)) == 1) {
+		if (fd != -1)
+			close(fd);
+		type = mpack_get(&up.data, "type");
+		if (mpack_streq(type, "spawned"))
+			exec_spawned(&up.data);
+		else if (mpack_streq(type, "exited"))
+			exec_exited(&up.data);
+	}
+	msgpack_unpacked_destroy(&up);
+	if (r == -1) {
+		log_warnx("bad frame from the worker template");
+		lws_set_timeout(spawner.wsi, 1, LWS_TO_KILL_ASYNC);
+	}
 }
 
 void
@@ -111,6 +151,7 @@ spawner_closed(void)
 	ctl_close(&spawner.ctl);
 	spawner.wsi = NULL;
 	spawner.up = 0;
+	exec_template_lost();
 	(void)kill(spawner.pid, SIGKILL);
 	(void)waitpid(spawner.pid, NULL, 0);
 }

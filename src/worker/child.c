@@ -9,10 +9,12 @@
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,12 +25,11 @@
 
 #include "worker.h"
 
-extern char **environ;
-
 enum child_stage {
 	CHILD_STAGE_SETUP,
 	CHILD_STAGE_TTY,
 	CHILD_STAGE_CHDIR,
+	CHILD_STAGE_USER,
 	CHILD_STAGE_EXEC,
 };
 
@@ -162,6 +163,8 @@ child_stage_name(int stage)
 		return ("cannot set up the terminal");
 	case CHILD_STAGE_CHDIR:
 		return ("cannot change to workDir");
+	case CHILD_STAGE_USER:
+		return ("cannot become the user");
 	case CHILD_STAGE_EXEC:
 		return ("cannot execute");
 	default:
@@ -169,7 +172,55 @@ child_stage_name(int stage)
 	}
 }
 
-/* In the child: report and die. */
+/* The value of NAME in an environment vector, or NULL. */
+static const char *
+child_getenv(char **envp, const char *name)
+{
+	size_t	n = strlen(name), i;
+
+	for (i = 0; envp != NULL && envp[i] != NULL; i++)
+		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
+			return (envp[i] + n + 1);
+	return (NULL);
+}
+
+int
+child_resolve(const char *file, char **envp, char *out, size_t outlen)
+{
+	const char	*path, *p, *colon;
+	size_t		 dlen;
+	int		 saw_eacces = 0;
+
+	if (file[0] == '\0')
+		return (ENOENT);
+	if (strchr(file, '/') != NULL) {
+		if (strlcpy(out, file, outlen) >= outlen)
+			return (ENAMETOOLONG);
+		return (0);
+	}
+	if ((path = child_getenv(envp, "PATH")) == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; ; p = colon + 1) {
+		colon = strchr(p, ':');
+		dlen = colon != NULL ? (size_t)(colon - p) : strlen(p);
+		if (dlen == 0)
+			snprintf(out, outlen, "%s", file);
+		else
+			snprintf(out, outlen, "%.*s/%s", (int)dlen, p, file);
+		if (access(out, X_OK) == 0) {
+			struct stat st;
+
+			if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
+				return (0);
+		} else if (errno == EACCES)
+			saw_eacces = 1;
+		if (colon == NULL)
+			break;
+	}
+	return (saw_eacces ? EACCES : ENOENT);
+}
+
+/* In the child: report and die.  Only syscalls: this may be a vfork child. */
 static void __attribute__((noreturn))
 child_fail(int errfd, int stage)
 {
@@ -181,15 +232,17 @@ child_fail(int errfd, int stage)
 	_exit(127);
 }
 
-/* In the child, after fork: everything up to execve. */
+/*
+ * In the child, after vfork: everything up to execve.  It shares the
+ * parent's memory, so it writes only to its own stack and makes syscalls.
+ */
 static void __attribute__((noreturn))
-child_exec(const struct child_spec *s, const char *slave, int in, int out,
-    int err, int errfd)
+child_exec(const struct child_spec *s, const char *path, const char *slave,
+    int in, int out, int err, int errfd)
 {
 	struct sigaction	 sa;
 	sigset_t		 set;
 	int			 fd, sig;
-	const char		*path;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
@@ -200,6 +253,11 @@ child_exec(const struct child_spec *s, const char *slave, int in, int out,
 
 	if (setsid() == -1)
 		child_fail(errfd, CHILD_STAGE_SETUP);
+	if (s->setuser) {
+		if (setgroups(s->ngroups, s->groups) == -1 ||
+		    setgid(s->gid) == -1 || setuid(s->uid) == -1)
+			child_fail(errfd, CHILD_STAGE_USER);
+	}
 	if (slave != NULL) {
 		if ((fd = open(slave, O_RDWR)) == -1)
 			child_fail(errfd, CHILD_STAGE_TTY);
@@ -207,7 +265,9 @@ child_exec(const struct child_spec *s, const char *slave, int in, int out,
 			child_fail(errfd, CHILD_STAGE_TTY);
 		in = out = err = fd;
 	}
-	/* Move the error pipe out of the way of 0-2 first. */
+	if (in == -1 && (in = open("/dev/null", O_RDONLY)) == -1)
+		child_fail(errfd, CHILD_STAGE_SETUP);
+	/* Keep the error pipe clear of 0-2 while they are set up. */
 	if (errfd <= 2) {
 		if ((fd = fcntl(errfd, F_DUPFD_CLOEXEC, 3)) == -1)
 			_exit(127);
@@ -216,24 +276,43 @@ child_exec(const struct child_spec *s, const char *slave, int in, int out,
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		child_fail(errfd, CHILD_STAGE_SETUP);
 	if (errfd != 3) {
-		if (dup2(errfd, 3) == -1)
+		if (dup3(errfd, 3, O_CLOEXEC) == -1)
 			child_fail(errfd, CHILD_STAGE_SETUP);
 		errfd = 3;
 	}
 	closefrom(4);
-	if (fcntl(3, F_SETFD, FD_CLOEXEC) == -1)
-		child_fail(errfd, CHILD_STAGE_SETUP);
 	if (s->workdir != NULL && chdir(s->workdir) == -1)
 		child_fail(errfd, CHILD_STAGE_CHDIR);
-	environ = s->envp;
-	path = s->argv[0];
-	if (path[0] == '-')		/* login shell: run SHELL itself */
-		path = getenv("SHELL") != NULL ? getenv("SHELL") : "/bin/sh";
-	if (s->argv[0][0] == '-')
-		execve(path, s->argv, s->envp);
-	else
-		execvpe(path, s->argv, s->envp);
+	execve(path, s->argv, s->envp);
 	child_fail(errfd, CHILD_STAGE_EXEC);
+}
+
+/* vfork, kept apart so no caller's variable lives across it. */
+static pid_t __attribute__((noinline))
+child_vfork(const struct child_spec *s, const char *path, const char *slave,
+    int in, int out, int err, int errfd)
+{
+	sigset_t	all, old;
+	pid_t		pid;
+
+	/* No handler of ours may run in the vfork child. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = vfork();
+	if (pid == 0)
+		child_exec(s, path, slave, in, out, err, errfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return (pid);
+}
+
+static void
+child_close_pair(int p[2])
+{
+	if (p[0] != -1)
+		close(p[0]);
+	if (p[1] != -1)
+		close(p[1]);
+	p[0] = p[1] = -1;
 }
 
 int
@@ -242,15 +321,26 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 {
 	struct child_error	 ce;
 	struct winsize		 ws;
-	char			 slave[128];
+	char			 slave[128], path[PATH_MAX];
+	const char		*file;
 	int			 ep[2] = { -1, -1 }, ip[2] = { -1, -1 };
 	int			 op[2] = { -1, -1 }, xp[2] = { -1, -1 };
-	int			 master = -1;
+	int			 master = -1, rc, in, out, err;
 	ssize_t			 n;
 	pid_t			 pid;
 
 	memset(c, 0, sizeof(*c));
 	c->master = c->in = c->out = c->err = -1;
+	/* A login shell's argv[0] is "-sh": run SHELL itself. */
+	file = s->argv[0][0] == '-' ? child_getenv(s->envp, "SHELL") :
+	    s->argv[0];
+	if (file == NULL)
+		file = "/bin/sh";
+	if ((rc = child_resolve(file, s->envp, path, sizeof(path))) != 0) {
+		snprintf(why, whylen, "cannot execute '%s': %s", file,
+		    strerror(rc));
+		return (-1);
+	}
 	if (pipe2(ep, O_CLOEXEC) == -1)
 		goto syserr;
 	if (s->pty) {
@@ -263,73 +353,67 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 		ws.ws_row = s->rows;
 		if (ioctl(master, TIOCSWINSZ, &ws) == -1)
 			goto syserr;
-	} else if (pipe2(ip, O_CLOEXEC) == -1 || pipe2(op, O_CLOEXEC) == -1 ||
-	    pipe2(xp, O_CLOEXEC) == -1)
-		goto syserr;
-
-	switch (pid = fork()) {
-	case -1:
-		goto syserr;
-	case 0:
-		close(ep[0]);
-		if (s->pty)
-			child_exec(s, slave, -1, -1, -1, ep[1]);
-		child_exec(s, NULL, ip[0], op[1], xp[1], ep[1]);
+		in = out = err = -1;
+	} else if (s->given) {
+		in = s->fds[0];
+		out = s->fds[1];
+		err = s->fds[2];
+	} else {
+		if (pipe2(ip, O_CLOEXEC) == -1 || pipe2(op, O_CLOEXEC) == -1 ||
+		    pipe2(xp, O_CLOEXEC) == -1)
+			goto syserr;
+		in = ip[0];
+		out = op[1];
+		err = xp[1];
 	}
+
+	pid = child_vfork(s, path, s->pty ? slave : NULL, in, out, err, ep[1]);
+	if (pid == -1)
+		goto syserr;
 	close(ep[1]);
 	ep[1] = -1;
-	if (!s->pty) {
+	if (ip[0] != -1) {
 		close(ip[0]);
 		close(op[1]);
 		close(xp[1]);
+		ip[0] = op[1] = xp[1] = -1;
 	}
 	do {
 		n = read(ep[0], &ce, sizeof(ce));
 	} while (n == -1 && errno == EINTR);
 	close(ep[0]);
+	ep[0] = -1;
 	if (n == (ssize_t)sizeof(ce)) {
 		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 			;
-		if (master != -1)
-			close(master);
-		if (!s->pty) {
-			close(ip[1]);
-			close(op[0]);
-			close(xp[0]);
-		}
 		if (ce.stage == CHILD_STAGE_CHDIR)
 			snprintf(why, whylen, "%s '%s': %s",
 			    child_stage_name(ce.stage), s->workdir,
 			    strerror(ce.err));
 		else if (ce.stage == CHILD_STAGE_EXEC)
 			snprintf(why, whylen, "%s '%s': %s",
-			    child_stage_name(ce.stage), s->argv[0],
+			    child_stage_name(ce.stage), path,
 			    strerror(ce.err));
 		else
 			snprintf(why, whylen, "%s: %s",
 			    child_stage_name(ce.stage), strerror(ce.err));
-		return (-1);
+		goto fail;
 	}
 	c->pid = pid;
-	if (s->pty) {
-		c->master = master;
-	} else {
-		c->in = ip[1];
-		c->out = op[0];
-		c->err = xp[0];
-	}
+	c->master = master;
+	c->in = ip[1];
+	c->out = op[0];
+	c->err = xp[0];
 	return (0);
 
 syserr:
 	snprintf(why, whylen, "cannot start the process: %s", strerror(errno));
-	if (ep[0] != -1)
-		close(ep[0]);
-	if (ep[1] != -1)
-		close(ep[1]);
+fail:
+	child_close_pair(ep);
+	child_close_pair(ip);
+	child_close_pair(op);
+	child_close_pair(xp);
 	if (master != -1)
 		close(master);
-	if (ip[0] != -1) { close(ip[0]); close(ip[1]); }
-	if (op[0] != -1) { close(op[0]); close(op[1]); }
-	if (xp[0] != -1) { close(xp[0]); close(xp[1]); }
 	return (-1);
 }

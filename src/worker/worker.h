@@ -141,6 +141,10 @@ extern struct worker	*worker;
 /* template.c */
 void	template_main(int ctlfd) __attribute__((noreturn));
 
+/* stream.c: one exec stream, its WebSocket and its child */
+void	stream_main(int fd, const msgpack_object *)
+	    __attribute__((noreturn));
+
 /* worker.c */
 void	worker_main(int ctlfd, const msgpack_object *spawn)
 	    __attribute__((noreturn));
@@ -157,6 +161,13 @@ struct child_spec {
 	const char	*workdir;
 	int		 pty;
 	int		 cols, rows;
+	int		 given;		/* use fds[] for 0-2 (-1: /dev/null) */
+	int		 fds[3];
+	int		 setuser;	/* switch to uid/gid/groups first */
+	uid_t		 uid;
+	gid_t		 gid;
+	const gid_t	*groups;
+	int		 ngroups;
 };
 struct child {
 	pid_t		 pid;
@@ -165,6 +176,8 @@ struct child {
 };
 int	child_start(const struct child_spec *, struct child *, char *why,
 	    size_t whylen);
+int	child_resolve(const char *file, char **envp, char *out,
+	    size_t outlen);
 char	**child_environ(const struct spawnreq *, const char *user,
 	    const char *home, const char *shell, int pty);
 char	**child_argv(const struct spawnreq *, const char *shell);

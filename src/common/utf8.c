@@ -1,0 +1,70 @@
+/*
+ * utf8.c: replacement of ill-formed UTF-8 (see utf8.h).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8.h"
+
+/* Length of the well-formed sequence at p, or 0 (Unicode table 3-7). */
+static size_t
+utf8_valid_len(const unsigned char *p, size_t left, size_t *subpart)
+{
+	unsigned char	c = p[0], lo = 0x80, hi = 0xbf;
+	size_t		n, i;
+
+	*subpart = 1;
+	if (c < 0x80)
+		return (1);
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else
+		return (0);
+	for (i = 1; i < n; i++) {
+		if (i >= left || p[i] < lo || p[i] > hi)
+			return (0);
+		*subpart = i + 1;
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return (n);
+}
+
+char *
+utf8_sanitize(const unsigned char *buf, size_t len, size_t *outlen)
+{
+	char	*out, *o;
+	size_t	 i = 0, n, sub;
+
+	/* Worst case: every byte becomes three. */
+	if (len > (SIZE_MAX - 1) / 3 || (out = malloc(len * 3 + 1)) == NULL)
+		return (NULL);
+	o = out;
+	while (i < len) {
+		if ((n = utf8_valid_len(buf + i, len - i, &sub)) > 0) {
+			memcpy(o, buf + i, n);
+			o += n;
+			i += n;
+			continue;
+		}
+		memcpy(o, "\xef\xbf\xbd", 3);
+		o += 3;
+		i += sub;
+	}
+	*o = '\0';
+	*outlen = (size_t)(o - out);
+	return (out);
+}

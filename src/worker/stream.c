@@ -1,0 +1,865 @@
+/*
+ * stream.c: one exec stream (GET /v1/exec/stream), in a process of its own.
+ *
+ * The template forks this process with the client's connection, whose
+ * request head the front has only peeked at; libwebsockets completes the
+ * upgrade here.  The first message starts the command; output is then paced
+ * by the client: a pipe is read only when the frame read before it has been
+ * written, so memory stays at one chunk per stream whatever the output size.
+ * The exit message goes last, after the pipes reached EOF (or a short
+ * deadline for grandchildren holding them).  A connection that drops before
+ * the exit takes the process group with it: HUP, then KILL.
+ */
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mpack.h"
+#include "signame.h"
+#include "worker.h"
+
+#define STREAM_CHUNK		(256 * 1024)
+#define STREAM_START_SECS	30	/* for the start message */
+#define STREAM_KILL_GRACE_MS	2000
+#define STREAM_INPUT_MAX	(1024 * 1024)
+
+enum stream_fd_kind {
+	SFD_OUT,
+	SFD_ERR,
+	SFD_IN,
+	SFD_SIGNAL,
+};
+
+struct stream_fd {
+	enum stream_fd_kind	 kind;
+	int			 fd;
+	struct lws		*wsi;
+	int			 open;
+	int			 paused;	/* waiting for the client */
+	/* one chunk read but not yet sent */
+	unsigned char		*chunk;
+	size_t			 len;
+	uint64_t		 off;
+	uint64_t		 seq;
+};
+
+static struct {
+	struct lws_context	*ctx;
+	struct lws_vhost	*vh;
+	struct lws		*ws;		/* the client */
+	int			 started;
+	int			 tty;
+	pid_t			 pid;
+	int			 reaped;
+	int			 status;
+	int			 timed_out;
+	int			 final;
+	int			 sent_exit;
+	int			 quit;
+	int			 killing;
+	int			 drain_expired;
+	uint64_t		 next_off;
+	uint64_t		 next_seq;
+	struct stream_fd	 out, err, in, sig;
+	unsigned char		*inq;
+	size_t			 inq_len;
+	int			 inq_eof;
+	unsigned char		*rx;
+	size_t			 rxlen;
+	int			 rx_bad;
+	/* small replies (started, error), oldest first */
+	unsigned char		*msgs[16];
+	size_t			 msglen[16];
+	int			 nmsgs;
+	int			 close_after_msgs;
+	double			 timeout;
+	lws_sorted_usec_list_t	 sul_start;
+	lws_sorted_usec_list_t	 sul_timeout;
+	lws_sorted_usec_list_t	 sul_drain;
+	lws_sorted_usec_list_t	 sul_kill;
+} st;
+
+static unsigned char	stream_wbuf[LWS_PRE + STREAM_CHUNK + 256];
+
+static int	stream_ws_cb(struct lws *, enum lws_callback_reasons, void *,
+		    void *, size_t);
+static int	stream_raw_cb(struct lws *, enum lws_callback_reasons, void *,
+		    void *, size_t);
+
+static const struct lws_protocols stream_protocols[] = {
+	{ "lodge", stream_ws_cb, 0, 65536, 0, NULL, 0 },
+	{ "lodge-raw", stream_raw_cb, 0, 0, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+static const lws_retry_bo_t stream_retry = {
+	.secs_since_valid_ping = 30,
+	.secs_since_valid_hangup = 75,
+};
+
+static void
+stream_wake(void)
+{
+	if (st.ws != NULL)
+		lws_callback_on_writable(st.ws);
+}
+
+static void
+stream_queue(msgpack_sbuffer *sb)
+{
+	if (st.nmsgs == 16)
+		return;
+	if ((st.msgs[st.nmsgs] = malloc(sb->size)) == NULL)
+		return;
+	memcpy(st.msgs[st.nmsgs], sb->data, sb->size);
+	st.msglen[st.nmsgs++] = sb->size;
+	stream_wake();
+}
+
+static void
+stream_error(const char *code, const char *message)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	mpack_kv_str(&pk, "type", "error");
+	mpack_kv_str(&pk, "code", code);
+	mpack_kv_str(&pk, "message", message);
+	stream_queue(&sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+stream_quit(void)
+{
+	st.quit = 1;
+	lws_cancel_service(st.ctx);
+}
+
+static void
+stream_kill_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	if (st.pid > 0 && !st.reaped)
+		(void)kill(-st.pid, SIGKILL);
+}
+
+/* sig to the process group now, KILL after the grace time. */
+static void
+stream_terminate(int sig)
+{
+	if (st.pid <= 0 || st.reaped || st.killing)
+		return;
+	st.killing = 1;
+	(void)kill(-st.pid, sig);
+	(void)kill(-st.pid, SIGCONT);
+	lws_sul_schedule(st.ctx, 0, &st.sul_kill, stream_kill_cb,
+	    STREAM_KILL_GRACE_MS * LWS_US_PER_MS);
+}
+
+static void
+stream_timeout_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	if (st.reaped)
+		return;
+	st.timed_out = 1;
+	stream_terminate(SIGTERM);
+}
+
+static void
+stream_start_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	if (!st.started)
+		stream_quit();
+}
+
+static void
+stream_fd_close(struct stream_fd *f)
+{
+	if (f->wsi != NULL) {
+		lws_set_opaque_user_data(f->wsi, NULL);
+		lws_set_timeout(f->wsi, 1, LWS_TO_KILL_ASYNC);
+		f->wsi = NULL;
+	}
+	f->fd = -1;
+	f->open = 0;
+}
+
+static void
+stream_check_final(void)
+{
+	if (st.final || !st.reaped)
+		return;
+	if (st.out.open || st.err.open)
+		return;
+	st.final = 1;
+	lws_sul_cancel(&st.sul_drain);
+	stream_wake();
+}
+
+static int	stream_read(struct stream_fd *);
+
+/*
+ * The child is gone but a pipe is still open.  From now on a pipe that has
+ * nothing to read counts as closed: grandchildren may hold it forever.
+ * Bytes already in it are still read, at the client's pace.
+ */
+static void
+stream_drain_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	st.drain_expired = 1;
+	if (st.out.open && st.out.len == 0)
+		(void)stream_read(&st.out);
+	if (st.err.open && st.err.len == 0)
+		(void)stream_read(&st.err);
+	stream_check_final();
+}
+
+/* Read one chunk from a pipe, if its slot is free; 1 read, 0 not. */
+static int
+stream_read(struct stream_fd *f)
+{
+	ssize_t	n;
+
+	if (!f->open || f->len > 0)
+		return (0);
+	n = read(f->fd, f->chunk, STREAM_CHUNK);
+	if (n > 0) {
+		f->len = (size_t)n;
+		f->off = st.next_off;
+		f->seq = st.next_seq++;
+		st.next_off += (uint64_t)n;
+		/* Hold the pipe until the client took this chunk. */
+		if (!f->paused) {
+			lws_rx_flow_control(f->wsi, 0);
+			f->paused = 1;
+		}
+		stream_wake();
+		return (1);
+	}
+	if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+		if (st.drain_expired && errno == EAGAIN) {
+			stream_fd_close(f);
+			stream_check_final();
+			return (0);
+		}
+		if (f->paused == 1) {
+			lws_rx_flow_control(f->wsi, 1);
+			f->paused = 0;
+		}
+		return (0);
+	}
+	stream_fd_close(f);
+	stream_check_final();
+	return (0);
+}
+
+static void
+stream_reap(void)
+{
+	pid_t	pid;
+	int	status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid != st.pid)
+			continue;
+		st.reaped = 1;
+		st.status = status;
+		lws_sul_cancel(&st.sul_timeout);
+		lws_sul_cancel(&st.sul_kill);
+		lws_sul_schedule(st.ctx, 0, &st.sul_drain, stream_drain_cb,
+		    WORKER_DRAIN_MS * LWS_US_PER_MS);
+		stream_check_final();
+	}
+}
+
+static void
+stream_input_flush(void)
+{
+	ssize_t	n;
+	int	fd = st.tty ? st.out.fd : st.in.fd;
+
+	while (st.inq_len > 0 && fd != -1) {
+		n = write(fd, st.inq, st.inq_len);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			st.inq_len = 0;
+			break;
+		}
+		memmove(st.inq, st.inq + n, st.inq_len - (size_t)n);
+		st.inq_len -= (size_t)n;
+	}
+	if (st.inq_len > 0) {
+		lws_callback_on_writable(st.tty ? st.out.wsi : st.in.wsi);
+		return;
+	}
+	/* Drained: take client input again. */
+	if (st.ws != NULL)
+		lws_rx_flow_control(st.ws, 1);
+	if (st.inq_eof && !st.tty && st.in.open)
+		stream_fd_close(&st.in);
+}
+
+static void
+stream_input(const void *data, size_t len)
+{
+	unsigned char	*nq;
+
+	if (len == 0)
+		return;
+	if ((nq = realloc(st.inq, st.inq_len + len)) == NULL)
+		return;
+	st.inq = nq;
+	memcpy(st.inq + st.inq_len, data, len);
+	st.inq_len += len;
+	stream_input_flush();
+	/* The child reads slowly: stop reading the client. */
+	if (st.inq_len > STREAM_INPUT_MAX && st.ws != NULL)
+		lws_rx_flow_control(st.ws, 0);
+}
+
+static struct stream_fd *
+stream_adopt(struct stream_fd *f, enum stream_fd_kind kind, int fd)
+{
+	lws_sock_file_fd_type	u;
+
+	f->kind = kind;
+	f->fd = fd;
+	f->open = 1;
+	u.filefd = fd;
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	f->wsi = lws_adopt_descriptor_vhost(st.vh, LWS_ADOPT_RAW_FILE_DESC, u,
+	    "lodge-raw", NULL);
+	if (f->wsi == NULL)
+		return (NULL);
+	lws_set_opaque_user_data(f->wsi, f);
+	return (f);
+}
+
+static int
+stream_user(const char *name, struct passwd *pw, char *buf, size_t buflen,
+    char *why, size_t whylen, const char **code)
+{
+	struct passwd	*r = NULL;
+
+	if (name[0] == '\0')
+		(void)getpwuid_r(geteuid(), pw, buf, buflen, &r);
+	else
+		(void)getpwnam_r(name, pw, buf, buflen, &r);
+	if (r == NULL) {
+		snprintf(why, whylen, "unknown user '%s'", name);
+		*code = "spawn_failed";
+		return (-1);
+	}
+	if (geteuid() != 0 && pw->pw_uid != geteuid()) {
+		snprintf(why, whylen, "'user' needs lodged to run as root");
+		*code = "forbidden";
+		return (-1);
+	}
+	if (pw->pw_uid != geteuid() && (initgroups(pw->pw_name,
+	    pw->pw_gid) == -1 || setgid(pw->pw_gid) == -1 ||
+	    setuid(pw->pw_uid) == -1)) {
+		snprintf(why, whylen, "cannot become user '%s': %s", name,
+		    strerror(errno));
+		*code = "spawn_failed";
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+stream_start(const msgpack_object *o)
+{
+	struct spawnreq		 req;
+	struct child_spec	 spec;
+	struct child		 ch;
+	struct passwd		 pw;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	char			 why[1024], pwbuf[4096], **argv = NULL;
+	char			 **envp = NULL;
+	const char		*code = "bad_request", *shell;
+
+	if (spawnreq_decode(o, SPAWN_STREAM, 0, &req, why, sizeof(why)) ==
+	    -1) {
+		stream_error("bad_request", why);
+		return;
+	}
+	if (stream_user(req.user, &pw, pwbuf, sizeof(pwbuf), why, sizeof(why),
+	    &code) == -1)
+		goto fail;
+	shell = pw.pw_shell != NULL && pw.pw_shell[0] != '\0' ? pw.pw_shell :
+	    "/bin/sh";
+	argv = child_argv(&req, shell);
+	envp = child_environ(&req, pw.pw_name, pw.pw_dir, shell, req.pty);
+	if (argv == NULL || envp == NULL) {
+		snprintf(why, sizeof(why), "out of memory");
+		code = "internal";
+		goto fail;
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.argv = argv;
+	spec.envp = envp;
+	spec.workdir = req.workdir != NULL ? req.workdir : pw.pw_dir;
+	spec.pty = req.pty;
+	spec.cols = req.cols;
+	spec.rows = req.rows;
+	if (child_start(&spec, &ch, why, sizeof(why)) == -1) {
+		code = "spawn_failed";
+		goto fail;
+	}
+	st.started = 1;
+	st.tty = req.pty;
+	st.pid = ch.pid;
+	st.timeout = req.timeout;
+	if (ch.master != -1) {
+		stream_adopt(&st.out, SFD_OUT, ch.master);
+	} else {
+		stream_adopt(&st.out, SFD_OUT, ch.out);
+		stream_adopt(&st.err, SFD_ERR, ch.err);
+		stream_adopt(&st.in, SFD_IN, ch.in);
+		if (st.in.wsi != NULL)
+			lws_rx_flow_control(st.in.wsi, 0);
+	}
+	if (st.out.wsi == NULL || (!st.tty && (st.err.wsi == NULL ||
+	    st.in.wsi == NULL))) {
+		stream_terminate(SIGKILL);
+		snprintf(why, sizeof(why), "cannot watch the pipes");
+		code = "internal";
+		goto fail;
+	}
+	if ((st.out.chunk = malloc(STREAM_CHUNK)) == NULL ||
+	    (!st.tty && (st.err.chunk = malloc(STREAM_CHUNK)) == NULL)) {
+		stream_terminate(SIGKILL);
+		snprintf(why, sizeof(why), "out of memory");
+		code = "internal";
+		goto fail;
+	}
+	if (st.timeout > 0)
+		lws_sul_schedule(st.ctx, 0, &st.sul_timeout, stream_timeout_cb,
+		    (lws_usec_t)(st.timeout * LWS_US_PER_SEC));
+	lws_sul_cancel(&st.sul_start);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 2);
+	mpack_kv_str(&pk, "type", "started");
+	mpack_kv_int(&pk, "pid", st.pid);
+	stream_queue(&sb);
+	msgpack_sbuffer_destroy(&sb);
+	setproctitle("exec stream %d", (int)st.pid);
+	goto out;
+fail:
+	stream_error(code, why);
+	if (strcmp(code, "bad_request") != 0)
+		st.close_after_msgs = 1;
+out:
+	child_strv_free(argv);
+	child_strv_free(envp);
+	spawnreq_free(&req);
+}
+
+static pid_t
+stream_target(void)
+{
+	pid_t	pg;
+
+	if (st.tty && st.out.fd != -1 && (pg = tcgetpgrp(st.out.fd)) > 0)
+		return (pg);
+	return (st.pid);
+}
+
+static void
+stream_message(const unsigned char *buf, size_t len)
+{
+	msgpack_unpacked	 up;
+	const msgpack_object	*o, *type, *v;
+	const char		*data;
+	size_t			 off = 0, dlen;
+	struct winsize		 ws;
+	int64_t			 cols, rows;
+	int			 signo;
+
+	msgpack_unpacked_init(&up);
+	if (msgpack_unpack_next(&up, (const char *)buf, len, &off) !=
+	    MSGPACK_UNPACK_SUCCESS || off != len) {
+		stream_error("bad_request", "not a msgpack message");
+		goto out;
+	}
+	o = &up.data;
+	if (o->type != MSGPACK_OBJECT_MAP ||
+	    (type = mpack_get(o, "type")) == NULL ||
+	    type->type != MSGPACK_OBJECT_STR) {
+		stream_error("bad_request",
+		    "a message is a map with a string 'type'");
+		goto out;
+	}
+	if (mpack_streq(type, "start")) {
+		if (st.started)
+			stream_error("bad_request", "already started");
+		else
+			stream_start(o);
+		goto out;
+	}
+	if (!mpack_streq(type, "stdin") && !mpack_streq(type, "eof") &&
+	    !mpack_streq(type, "resize") && !mpack_streq(type, "signal")) {
+		stream_error("bad_request", "unknown message type");
+		goto out;
+	}
+	if (!st.started) {
+		stream_error("bad_request", "the first message must be 'start'");
+		goto out;
+	}
+	if (mpack_streq(type, "stdin")) {
+		v = mpack_get(o, "data");
+		if (v != NULL && v->type == MSGPACK_OBJECT_STR) {
+			data = v->via.str.ptr;
+			dlen = v->via.str.size;
+		} else if (mpack_get_bin(o, "data", &data, &dlen) != 1) {
+			stream_error("bad_request", "stdin needs 'data' (bin)");
+			goto out;
+		}
+		if (st.reaped || st.inq_eof)
+			stream_error("conflict", "stdin is closed");
+		else
+			stream_input(data, dlen);
+	} else if (mpack_streq(type, "eof")) {
+		if (st.tty) {
+			stream_error("bad_request", "eof is for pipe mode only; "
+			    "send ^D (0x04) to a terminal");
+			goto out;
+		}
+		st.inq_eof = 1;
+		stream_input_flush();
+	} else if (mpack_streq(type, "resize")) {
+		if (!st.tty) {
+			stream_error("bad_request", "resize is for tty mode");
+			goto out;
+		}
+		if (mpack_get_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) !=
+		    1 || mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX,
+		    &rows) != 1) {
+			stream_error("bad_request", "resize needs 'cols' and "
+			    "'rows' from 1 to 10000");
+			goto out;
+		}
+		memset(&ws, 0, sizeof(ws));
+		ws.ws_col = (unsigned short)cols;
+		ws.ws_row = (unsigned short)rows;
+		if (st.out.fd == -1 || ioctl(st.out.fd, TIOCSWINSZ, &ws) == -1)
+			stream_error("conflict", "the terminal is gone");
+	} else {
+		if ((signo = signame_from_object(mpack_get(o, "signal"))) ==
+		    -1) {
+			stream_error("bad_request", "unknown signal");
+			goto out;
+		}
+		if (st.reaped || kill(-stream_target(), signo) == -1)
+			stream_error("conflict", "the process has exited");
+	}
+out:
+	msgpack_unpacked_destroy(&up);
+}
+
+/* The oldest unsent chunk of the two streams, to keep their order. */
+static struct stream_fd *
+stream_next_chunk(void)
+{
+	struct stream_fd	*a = &st.out, *b = &st.err;
+
+	if (a->len > 0 && b->len > 0)
+		return (a->seq < b->seq ? a : b);
+	if (a->len > 0)
+		return (a);
+	if (b->len > 0)
+		return (b);
+	return (NULL);
+}
+
+static int
+stream_write_map(msgpack_sbuffer *sb)
+{
+	memcpy(stream_wbuf + LWS_PRE, sb->data, sb->size);
+	return (lws_write(st.ws, stream_wbuf + LWS_PRE, sb->size,
+	    LWS_WRITE_BINARY) < 0 ? -1 : 0);
+}
+
+static int
+stream_writeable(void)
+{
+	struct stream_fd	*f;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	int			 rc, i;
+
+	if (st.nmsgs > 0) {
+		memcpy(stream_wbuf + LWS_PRE, st.msgs[0], st.msglen[0]);
+		rc = lws_write(st.ws, stream_wbuf + LWS_PRE, st.msglen[0],
+		    LWS_WRITE_BINARY);
+		free(st.msgs[0]);
+		st.nmsgs--;
+		for (i = 0; i < st.nmsgs; i++) {
+			st.msgs[i] = st.msgs[i + 1];
+			st.msglen[i] = st.msglen[i + 1];
+		}
+		stream_wake();
+		return (rc < 0 ? -1 : 0);
+	}
+	if (st.close_after_msgs || st.sent_exit) {
+		lws_close_reason(st.ws, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+		return (-1);
+	}
+	if ((f = stream_next_chunk()) != NULL) {
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		msgpack_pack_map(&pk, 3);
+		mpack_kv_str(&pk, "type", f->kind == SFD_ERR ? "stderr" :
+		    "stdout");
+		mpack_kv_uint(&pk, "offset", f->off);
+		mpack_str(&pk, "data");
+		msgpack_pack_bin(&pk, f->len);
+		/* The header, then the chunk straight into the frame. */
+		memcpy(stream_wbuf + LWS_PRE, sb.data, sb.size);
+		memcpy(stream_wbuf + LWS_PRE + sb.size, f->chunk, f->len);
+		rc = lws_write(st.ws, stream_wbuf + LWS_PRE, sb.size + f->len,
+		    LWS_WRITE_BINARY);
+		msgpack_sbuffer_destroy(&sb);
+		f->len = 0;
+		(void)stream_read(f);
+		if (stream_next_chunk() != NULL || st.final)
+			stream_wake();
+		return (rc < 0 ? -1 : 0);
+	}
+	if (st.final && !st.sent_exit) {
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		msgpack_pack_map(&pk, 4);
+		mpack_kv_str(&pk, "type", "exit");
+		if (WIFEXITED(st.status))
+			mpack_kv_int(&pk, "exitCode", WEXITSTATUS(st.status));
+		else
+			mpack_kv_nil(&pk, "exitCode");
+		if (WIFSIGNALED(st.status))
+			mpack_kv_str(&pk, "signal",
+			    signame_name(WTERMSIG(st.status)));
+		else
+			mpack_kv_nil(&pk, "signal");
+		mpack_kv_bool(&pk, "timedOut", st.timed_out);
+		rc = stream_write_map(&sb);
+		msgpack_sbuffer_destroy(&sb);
+		st.sent_exit = 1;
+		stream_wake();
+		return (rc);
+	}
+	return (0);
+}
+
+static int
+stream_receive(struct lws *wsi, const void *in, size_t len)
+{
+	unsigned char	*nb;
+	int		 final = lws_is_final_fragment(wsi);
+
+	if (st.rxlen + len > WORKER_WS_MSG_MAX) {
+		stream_error("payload_too_large", "message too big");
+		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+		    (unsigned char *)"message too big", 15);
+		return (-1);
+	}
+	if (!lws_frame_is_binary(wsi))
+		st.rx_bad = 1;
+	if (!st.rx_bad) {
+		if (final && st.rxlen == 0 &&
+		    lws_remaining_packet_payload(wsi) == 0) {
+			stream_message(in, len);
+			return (0);
+		}
+		if ((nb = realloc(st.rx, st.rxlen + len + 1)) == NULL)
+			return (-1);
+		st.rx = nb;
+		memcpy(st.rx + st.rxlen, in, len);
+		st.rxlen += len;
+	}
+	if (!final || lws_remaining_packet_payload(wsi) != 0)
+		return (0);
+	if (st.rx_bad)
+		stream_error("bad_request",
+		    "messages are binary frames holding msgpack");
+	else
+		stream_message(st.rx, st.rxlen);
+	st.rx_bad = 0;
+	st.rxlen = 0;
+	return (0);
+}
+
+static int
+stream_ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	char	uri[256];
+
+	(void)user;
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		lws_return_http_status(wsi, 404, NULL);
+		return (-1);
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
+		    strcmp(uri, "/v1/exec/stream") != 0 || st.ws != NULL)
+			return (1);
+		return (0);
+	case LWS_CALLBACK_ESTABLISHED:
+		st.ws = wsi;
+		return (0);
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return (stream_writeable());
+	case LWS_CALLBACK_RECEIVE:
+		return (stream_receive(wsi, in, len));
+	case LWS_CALLBACK_CLOSED:
+		st.ws = NULL;
+		if (st.started && !st.reaped)
+			stream_terminate(SIGHUP);
+		else
+			stream_quit();
+		return (0);
+	case LWS_CALLBACK_WSI_DESTROY:
+		if (wsi == st.ws)
+			st.ws = NULL;
+		if (!st.started)
+			stream_quit();
+		return (0);
+	default:
+		return (0);
+	}
+}
+
+static int
+stream_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct stream_fd	*f = lws_get_opaque_user_data(wsi);
+	struct signalfd_siginfo	 si;
+
+	(void)user;
+	(void)in;
+	(void)len;
+	if (f == NULL)
+		return (0);
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX_FILE:
+		if (f->kind == SFD_SIGNAL) {
+			while (read(f->fd, &si, sizeof(si)) > 0)
+				;
+			stream_reap();
+			if (st.reaped && st.ws == NULL && !st.final)
+				stream_quit();
+		} else if (f->kind == SFD_OUT || f->kind == SFD_ERR) {
+			if (st.ws == NULL) {
+				/* Nobody reads: drain so the group can die. */
+				char sink[4096];
+
+				if (read(f->fd, sink, sizeof(sink)) <= 0)
+					return (-1);
+			} else
+				(void)stream_read(f);
+		}
+		return (0);
+	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+		stream_input_flush();
+		return (0);
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		lws_set_opaque_user_data(wsi, NULL);
+		f->wsi = NULL;
+		f->fd = -1;
+		if (f->open) {
+			f->open = 0;
+			stream_check_final();
+		}
+		return (0);
+	default:
+		return (0);
+	}
+}
+
+void
+stream_main(int fd, const msgpack_object *o)
+{
+	struct lws_context_creation_info	 info;
+	lws_sock_file_fd_type			 u;
+	sigset_t				 set;
+	int					 sfd;
+
+	(void)o;
+	if (setsid() == -1)
+		log_warn("setsid");
+	setproctitle("exec stream");
+	log_setident("lodged-stream");
+	memset(&st, 0, sizeof(st));
+	st.out.fd = st.err.fd = st.in.fd = -1;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("PR_SET_CHILD_SUBREAPER");
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
+		fatal("signalfd");
+
+	memset(&info, 0, sizeof(info));
+	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
+	info.protocols = stream_protocols;
+	info.gid = (gid_t)-1;
+	info.uid = (uid_t)-1;
+	info.fd_limit_per_thread = 64;
+	info.max_http_header_data = 8192;
+	info.timeout_secs = 30;
+	info.retry_and_idle_policy = &stream_retry;
+	info.vhost_name = "default";
+	log_lws_init();
+	if ((st.ctx = lws_create_context(&info)) == NULL)
+		fatalx("cannot create the event loop");
+	st.vh = lws_get_vhost_by_name(st.ctx, "default");
+	if (stream_adopt(&st.sig, SFD_SIGNAL, sfd) == NULL)
+		fatalx("cannot adopt the signalfd");
+	u.sockfd = fd;
+	if (lws_adopt_descriptor_vhost(st.vh, LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP,
+	    u, NULL, NULL) == NULL)
+		fatalx("cannot adopt the connection");
+	lws_sul_schedule(st.ctx, 0, &st.sul_start, stream_start_cb,
+	    STREAM_START_SECS * LWS_US_PER_SEC);
+
+	while (!st.quit) {
+		if (lws_service(st.ctx, 0) < 0)
+			break;
+		/* Gone client: leave once the process group is gone. */
+		if (st.ws == NULL && st.started && st.reaped &&
+		    (kill(-st.pid, 0) == -1 && errno == ESRCH))
+			break;
+	}
+	lws_context_destroy(st.ctx);
+	exit(0);
+}

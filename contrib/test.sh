@@ -1,24 +1,39 @@
 #!/bin/sh
 # The whole test suite: install what it needs, build, run every unit and
-# integration test, then again under AddressSanitizer and UBSan.
+# integration test, then again under AddressSanitizer and UBSan.  It builds
+# from a copy of the tree in build/, so an in-tree build is left alone.
 set -eu
 cd "$(dirname "$0")/.."
 sh contrib/deps.sh test
-autoreconf -fi >/dev/null 2>&1
 top=$(pwd)
+rm -rf build
+mkdir -p build/src
+git ls-files -z --cached --others --exclude-standard |
+    xargs -0 cp --parents -t build/src
+(cd build/src && autoreconf -fi >/dev/null 2>&1)
 status=0
 run() {
-	dir=$1; shift
-	rm -rf "$dir"; mkdir -p "$dir"
-	(cd "$dir" && "$top/configure" -q "$@" && make -s -j"$(nproc)" &&
-	    make -s check VERBOSE=1) || status=1
+	dir=$top/build/$1; shift
+	mkdir -p "$dir"
+	(cd "$dir" && "$top/build/src/configure" -q "$@" &&
+	    make -s -j"$(nproc)" && make -s check VERBOSE=1) || status=1
 	grep -h "^# \(TOTAL\|PASS\|FAIL\|ERROR\|SKIP\)" "$dir/test-suite.log" \
 	    2>/dev/null || true
 }
 echo "== build and test"
-run build-check
+run check
 echo "== build and test with ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run build-asan --enable-sanitizers
+    run asan --enable-sanitizers
+pass=0 fail=0
+for log in build/check/test-suite.log build/asan/test-suite.log; do
+	p=$(sed -n 's/^# PASS: *//p' "$log" 2>/dev/null || echo 0)
+	f=$(sed -n 's/^# \(FAIL\|ERROR\|XPASS\): *//p' "$log" 2>/dev/null |
+	    awk '{s+=$1} END {print s+0}')
+	pass=$((pass + ${p:-0}))
+	fail=$((fail + ${f:-0}))
+done
+[ "$status" -eq 0 ] || [ "$fail" -gt 0 ] || fail=1
+echo "suites: $pass passed, $fail failed"
 exit $status

@@ -10,12 +10,14 @@
 #include <sys/types.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +235,27 @@ child_fail(int errfd, int stage)
 }
 
 /*
+ * libc refuses to touch the signals it reserves for itself (32 and 33 with
+ * glibc), but an ignored one would still cross execve: reset it with the
+ * system call.  The kernel's sigaction is the handler, flags, restorer and
+ * an 8-byte mask.
+ */
+static void
+child_default_signal(int sig)
+{
+	struct {
+		void		*handler;
+		unsigned long	 flags;
+		void		*restorer;
+		uint64_t	 mask;
+	} ksa;
+
+	memset(&ksa, 0, sizeof(ksa));
+	ksa.handler = (void *)SIG_DFL;
+	(void)syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask));
+}
+
+/*
  * In the child, after vfork: everything up to execve.  It shares the
  * parent's memory, so it writes only to its own stack and makes syscalls.
  */
@@ -246,8 +269,11 @@ child_exec(const struct child_spec *s, const char *path, const char *slave,
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL);
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, &sa, NULL) == -1 && errno == EINVAL &&
+		    sig != SIGKILL && sig != SIGSTOP)
+			child_default_signal(sig);
+	}
 	sigemptyset(&set);
 	sigprocmask(SIG_SETMASK, &set, NULL);
 

@@ -143,6 +143,12 @@ int	listener_open(const char *spec, struct listener **);
 int	listener_open_unix(const char *path, struct listener **);
 void	listener_accept(struct listener *);
 int	listener_is_loopback(const char *spec);
+struct listener *listener_adopt_fd(int fd);
+
+/* notify.c */
+void	notify_ready(void);
+void	notify_stopping(void);
+int	notify_listeners(void);
 
 /* conn.c */
 struct conn *conn_new(int fd, struct listener *);

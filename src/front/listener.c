@@ -158,6 +158,39 @@ listener_open_unix(const char *path, struct listener **lp)
 	return (0);
 }
 
+/* A listening socket opened by someone else (socket activation). */
+struct listener *
+listener_adopt_fd(int fd)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+	char			 name[256] = "activated socket";
+	char			 host[INET6_ADDRSTRLEN];
+	struct listener		*l;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
+		return (NULL);
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+		snprintf(name, sizeof(name), "%s:%d", host,
+		    ntohs(sin->sin_port));
+	} else if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+		snprintf(name, sizeof(name), "[%s]:%d", host,
+		    ntohs(sin6->sin6_port));
+	}
+	l = listener_new(fd, ss.ss_family == AF_UNIX, name);
+	if ((l->wsi = front_adopt(fd, &l->ffd)) == NULL) {
+		free(l);
+		return (NULL);
+	}
+	return (l);
+}
+
 void
 listener_accept(struct listener *l)
 {

@@ -305,7 +305,7 @@ main(int argc, char **argv)
 	struct lws_context_creation_info	 info;
 	struct listener				*l;
 	char					 path[600];
-	int					 i;
+	int					 i, activated;
 	ssize_t					 n;
 
 	if (argc >= 2 && strcmp(argv[1], "--template") == 0) {
@@ -332,6 +332,8 @@ main(int argc, char **argv)
 			    "address", front->conf.listen[i]);
 	}
 	umask(022);
+	if (!front->conf.foreground && daemon(0, 0) == -1)
+		fatal("daemon");
 	front_rundir();
 	if (auth_init() == -1)
 		exit(1);
@@ -362,7 +364,9 @@ main(int argc, char **argv)
 
 	registry_discover();
 
-	for (i = 0; i < front->conf.nlisten; i++) {
+	/* Socket activation replaces --listen. */
+	activated = notify_listeners();
+	for (i = 0; !activated && i < front->conf.nlisten; i++) {
 		if (listener_open(front->conf.listen[i], &l) == -1)
 			exit(1);
 		if ((l->wsi = front_adopt(l->fd, &l->ffd)) == NULL)
@@ -376,11 +380,13 @@ main(int argc, char **argv)
 		fatalx("cannot adopt listener");
 	log_info("listening on %s", path);
 	setproctitle("front");
+	notify_ready();
 
 	while (!front->quit) {
 		if (lws_service(front->ctx, 0) < 0)
 			break;
 	}
+	notify_stopping();
 	log_info("exiting; sessions keep running");
 	lws_context_destroy(front->ctx);
 	return (0);

@@ -1,0 +1,57 @@
+/*
+ * notify.c: lodged under systemd: readiness and socket activation.
+ *
+ * READY=1 goes to $NOTIFY_SOCKET once every listener is up; with socket
+ * activation the TCP listeners come from LISTEN_FDS instead of --listen.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "front.h"
+#include "log.h"
+
+void
+notify_ready(void)
+{
+	int	rc;
+
+	if ((rc = sd_notify(0, "READY=1")) < 0)
+		log_warnx("sd_notify: %s", strerror(-rc));
+}
+
+void
+notify_stopping(void)
+{
+	(void)sd_notify(0, "STOPPING=1");
+}
+
+/* Listening sockets passed by the service manager, adopted as listeners. */
+int
+notify_listeners(void)
+{
+	struct listener	*l;
+	int		 n, i, fd;
+
+	if ((n = sd_listen_fds(1)) <= 0)
+		return (0);
+	for (i = 0; i < n; i++) {
+		fd = SD_LISTEN_FDS_START + i;
+		if (sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1) <= 0) {
+			log_warnx("LISTEN_FDS: fd %d is not a listening stream "
+			    "socket", fd);
+			continue;
+		}
+		(void)fcntl(fd, F_SETFL, O_NONBLOCK);
+		if ((l = listener_adopt_fd(fd)) == NULL)
+			fatalx("cannot adopt the activated socket %d", fd);
+		log_info("listening on %s (socket activation)", l->name);
+	}
+	return (n);
+}

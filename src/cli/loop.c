@@ -49,6 +49,8 @@ struct loop_out {
 
 static int	loop_raw_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
+static void	loop_input_ended(void);
+static int	loop_read_input(void);
 
 static const struct lws_protocols loop_protocols[] = {
 	{ "lodge-ws", ws_callback, 0, 65536, 0, NULL, 0 },
@@ -66,6 +68,10 @@ static struct loop_out		 loop_outs[2] = {
 	{ { LOOP_OUTPUT, -1, NULL }, 1, 0, NULL, 0, 0, 0 },
 	{ { LOOP_OUTPUT, -1, NULL }, 2, 0, NULL, 0, 0, 0 },
 };
+static int			 loop_in_fd = -1;	/* ours, for reading */
+static int			 loop_in_paused;
+static int			 loop_in_hup;	/* lws saw the hang-up */
+static int			 loop_in_ended;
 static int			 loop_was_full;
 static int			 loop_done;
 static int			 loop_status;
@@ -111,6 +117,9 @@ loop_free(void)
 	if (loop_sig_w != -1)
 		close(loop_sig_w);
 	loop_sig_w = -1;
+	if (loop_in_fd != -1)
+		close(loop_in_fd);
+	loop_in_fd = -1;
 }
 
 struct lws_context *
@@ -142,34 +151,54 @@ loop_adopt(struct loop_fd *lfd, int fd)
 	return (0);
 }
 
-/* Start reading standard input; bytes go to loop_ops.input. */
+/*
+ * Start reading standard input; bytes go to loop_ops.input.  lws polls one
+ * dup and closes it on a hang-up, even while we pause and bytes are still
+ * in the pipe; so we read through a second dup of our own, and drain it
+ * after the hang-up as fast as the stream takes the bytes.
+ */
 int
 loop_watch_input(void)
 {
 	int	fd;
 
-	if (loop_in.wsi != NULL)
+	if (loop_in.wsi != NULL || loop_in_fd != -1 || loop_in_ended)
 		return (0);
-	if ((fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)) == -1) {
+	if ((loop_in_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)) == -1) {
 		/* No stdin at all: that is an empty one. */
-		if (loop_ops->input_eof != NULL)
-			loop_ops->input_eof();
+		loop_input_ended();
 		return (0);
 	}
-	tty_nonblock(STDIN_FILENO);
-	if (loop_adopt(&loop_in, fd) == -1) {
-		close(fd);
+	if ((fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)) == -1 ||
+	    loop_adopt(&loop_in, fd) == -1) {
+		if (fd != -1)
+			close(fd);
 		report_errorx("cannot watch standard input");
 		return (-1);
 	}
+	tty_nonblock(STDIN_FILENO);
 	return (0);
+}
+
+/* Read what is left after a hang-up, while the stream takes it. */
+static void
+loop_drain_input(void)
+{
+	while (loop_in_hup && !loop_in_paused && !loop_in_ended &&
+	    !loop_done) {
+		if (loop_read_input() == -1)
+			break;
+	}
 }
 
 void
 loop_pause_input(int paused)
 {
+	loop_in_paused = paused;
 	if (loop_in.wsi != NULL)
 		lws_rx_flow_control(loop_in.wsi, !paused);
+	else if (!paused)
+		loop_drain_input();
 }
 
 static void
@@ -404,20 +433,38 @@ loop_quit(int status)
 		lws_cancel_service(loop_ctx);
 }
 
+/* Once: stdin is over. */
+static void
+loop_input_ended(void)
+{
+	if (loop_in_ended)
+		return;
+	loop_in_ended = 1;
+	if (loop_in_fd != -1) {
+		close(loop_in_fd);
+		loop_in_fd = -1;
+	}
+	if (loop_ops->input_eof != NULL)
+		loop_ops->input_eof();
+}
+
+/* One read; -1 when input is over (or, after a hang-up, empty). */
 static int
 loop_read_input(void)
 {
 	char	buf[LOOP_READ_SIZE];
 	ssize_t	n;
 
-	n = read(loop_in.fd, buf, sizeof(buf));
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+	if (loop_in_fd == -1)
+		return (-1);
+	n = read(loop_in_fd, buf, sizeof(buf));
+	if (n == -1 && errno == EINTR)
+		return (0);
+	if (n == -1 && errno == EAGAIN && !loop_in_hup)
 		return (0);
 	if (n <= 0) {
 		/* EOF, or a terminal that went away (EIO). */
-		loop_in.wsi = NULL;
-		if (loop_ops->input_eof != NULL)
-			loop_ops->input_eof();
+		loop_input_ended();
 		return (-1);
 	}
 	if (loop_ops->input != NULL)
@@ -450,7 +497,7 @@ loop_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	switch (reason) {
 	case LWS_CALLBACK_RAW_RX_FILE:
 		if (lfd->kind == LOOP_INPUT)
-			return (loop_read_input());
+			return (loop_read_input() == -1 ? -1 : 0);
 		if (lfd->kind == LOOP_SIGNALS)
 			loop_read_signals();
 		return (0);
@@ -475,8 +522,12 @@ loop_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			o->lfd.fd = -1;
 			if (!loop_done)
 				loop_out_broken(o, EPIPE);
-		} else if (lfd->kind == LOOP_INPUT && loop_in.fd != -1) {
+		} else if (lfd->kind == LOOP_INPUT) {
 			loop_in.fd = -1;
+			if (!loop_done && !loop_in_ended) {
+				loop_in_hup = 1;
+				loop_drain_input();
+			}
 		}
 		return (0);
 	default:

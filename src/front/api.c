@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <libwebsockets.h>
@@ -197,8 +198,9 @@ api_create(struct conn *c)
 	}
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 11);
+	msgpack_pack_map(&pk, 12);
 	mpack_kv_str(&pk, "type", "spawn");
+	front_pack_limits(&pk);
 	mpack_kv_bool(&pk, "fd", 1);
 	mpack_kv_str(&pk, "id", id);
 	mpack_kv_str(&pk, "rundir", front->conf.rundir);
@@ -529,9 +531,33 @@ api_handoff(struct conn *c)
 	}
 	if ((s = api_session(c)) == NULL)
 		return;
+	if (c->route == ROUTE_SESSION_ATTACH && s->obj != NULL &&
+	    json_integer_value(json_object_get(s->obj, "clients")) >=
+	    front->conf.max_clients) {
+		conn_reply_error(c, 503, "unavailable", "session '%s' has %d "
+		    "clients already (--max-clients)", c->ref,
+		    front->conf.max_clients);
+		return;
+	}
 	if (conn_handoff(c, s) == -1)
 		conn_reply_error(c, 503, "unavailable",
 		    "cannot reach the session's worker");
+}
+
+/* With --allow-origin, a browser's WebSocket must come from a listed origin. */
+static int
+api_origin_allowed(struct conn *c)
+{
+	const char	*origin;
+	int		 i;
+
+	if (front->conf.norigins == 0 ||
+	    (origin = httphead_field(&c->h, "Origin")) == NULL)
+		return (1);
+	for (i = 0; i < front->conf.norigins; i++)
+		if (strcasecmp(origin, front->conf.origins[i]) == 0)
+			return (1);
+	return (0);
 }
 
 /* The head is complete: token, route, then hand off or read the body. */
@@ -546,6 +572,11 @@ api_head(struct conn *c)
 		if (!c->l->is_unix && !auth_check(&c->h)) {
 			conn_reply_error(c, 401, "unauthorized",
 			    "missing or wrong token");
+			return;
+		}
+		if (c->h.upgrade && !api_origin_allowed(c)) {
+			conn_reply_error(c, 403, "forbidden", "origin not "
+			    "allowed (--allow-origin)");
 			return;
 		}
 		api_handoff(c);

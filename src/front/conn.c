@@ -314,9 +314,10 @@ conn_handoff_stream(struct conn *c)
 		return (-1);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 2);
+	msgpack_pack_map(&pk, 3);
 	mpack_kv_str(&pk, "type", "stream");
 	mpack_kv_bool(&pk, "fd", 1);
+	front_pack_limits(&pk);
 	if (spawner_send(&sb, fd) == -1) {
 		msgpack_sbuffer_destroy(&sb);
 		return (-1);

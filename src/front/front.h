@@ -41,6 +41,13 @@ struct front_config {
 	int		 max_sessions;
 	int		 head_timeout;	/* seconds for a request head */
 	int		 idle_timeout;	/* seconds between requests */
+	int		 max_clients;	/* per session */
+	size_t		 max_message;	/* WebSocket message bytes */
+	int		 ping;		/* WebSocket ping interval, seconds */
+	int		 exited_ttl;	/* seconds; 0 keeps exited sessions */
+	char		 socket_group[64];
+	char		 origins[FRONT_LISTEN_MAX][256];
+	int		 norigins;
 };
 
 struct front {
@@ -136,6 +143,7 @@ struct session {
 
 /* main.c */
 void	front_quit(void);
+void	front_pack_limits(msgpack_packer *);
 struct lws *front_adopt(int fd, struct front_fd *);
 
 /* listener.c */

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <grp.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,7 @@ int
 listener_open_unix(const char *path, struct listener **lp)
 {
 	struct sockaddr_un	sun;
+	gid_t			gid = (gid_t)-1;
 	int			fd;
 
 	memset(&sun, 0, sizeof(sun));
@@ -148,8 +150,21 @@ listener_open_unix(const char *path, struct listener **lp)
 		return (-1);
 	}
 	(void)unlink(path);
+	if (front->conf.socket_group[0] != '\0') {
+		struct group *gr = getgrnam(front->conf.socket_group);
+
+		if (gr == NULL) {
+			log_warnx("--socket-group %s: no such group",
+			    front->conf.socket_group);
+			close(fd);
+			return (-1);
+		}
+		gid = gr->gr_gid;
+	}
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    chmod(path, 0660) == -1 || listen(fd, 512) == -1) {
+	    chmod(path, 0660) == -1 ||
+	    (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) == -1) ||
+	    listen(fd, 512) == -1) {
 		log_warn("%s", path);
 		close(fd);
 		return (-1);

@@ -20,6 +20,7 @@
 
 #include "front.h"
 #include "log.h"
+#include "mpack.h"
 #include "worker.h"
 
 extern char	**environ;
@@ -45,7 +46,10 @@ usage(int status)
 "              [--max-buffer-size BYTES] [--max-body-size BYTES]\n"
 "              [--max-head-size BYTES] [--head-timeout SECONDS]\n"
 "              [--idle-timeout SECONDS] [--max-output-bytes BYTES]\n"
-"              [--default-output-bytes BYTES] [-v] [--help] [--version]\n");
+"              [--default-output-bytes BYTES] [--max-clients N]\n"
+"              [--max-message-size BYTES] [--ping-interval SECONDS]\n"
+"              [--exited-ttl SECONDS] [--socket-group GROUP]\n"
+"              [--allow-origin ORIGIN]... [-v] [--help] [--version]\n");
 	exit(status);
 }
 
@@ -70,7 +74,8 @@ parse_options(int argc, char **argv, struct front_config *conf)
 {
 	enum { O_LISTEN = 256, O_RUNDIR, O_TOKEN, O_NOAUTH, O_FG, O_HELP,
 	    O_VERSION, O_MAXSESS, O_MAXBUF, O_MAXBODY, O_MAXHEAD, O_HEADTO,
-	    O_IDLETO, O_MAXOUT, O_DEFOUT };
+	    O_IDLETO, O_MAXOUT, O_DEFOUT, O_MAXCLI, O_MAXMSG, O_PING, O_TTL,
+	    O_SOCKGRP, O_ORIGIN };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "runtime-dir", required_argument, NULL, O_RUNDIR },
@@ -87,6 +92,12 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		{ "idle-timeout", required_argument, NULL, O_IDLETO },
 		{ "max-output-bytes", required_argument, NULL, O_MAXOUT },
 		{ "default-output-bytes", required_argument, NULL, O_DEFOUT },
+		{ "max-clients", required_argument, NULL, O_MAXCLI },
+		{ "max-message-size", required_argument, NULL, O_MAXMSG },
+		{ "ping-interval", required_argument, NULL, O_PING },
+		{ "exited-ttl", required_argument, NULL, O_TTL },
+		{ "socket-group", required_argument, NULL, O_SOCKGRP },
+		{ "allow-origin", required_argument, NULL, O_ORIGIN },
 		{ NULL, 0, NULL, 0 }
 	};
 	int	ch;
@@ -97,6 +108,9 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	conf->max_buffer = 64 * 1024 * 1024;
 	conf->max_sessions = 1024;
 	conf->default_output = 16 * 1024 * 1024;
+	conf->max_clients = 256;
+	conf->max_message = 1024 * 1024;
+	conf->ping = 30;
 	conf->max_output = 64 * 1024 * 1024;
 	conf->head_timeout = 10;
 	conf->idle_timeout = 120;
@@ -163,6 +177,40 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		case O_DEFOUT:
 			conf->default_output = (size_t)parse_number(
 			    "--default-output-bytes", optarg, 1, 1LL << 34);
+			break;
+		case O_MAXCLI:
+			conf->max_clients = (int)parse_number("--max-clients",
+			    optarg, 1, 100000);
+			break;
+		case O_MAXMSG:
+			conf->max_message = (size_t)parse_number(
+			    "--max-message-size", optarg, 1024, 1LL << 30);
+			break;
+		case O_PING:
+			conf->ping = (int)parse_number("--ping-interval",
+			    optarg, 1, 3600);
+			break;
+		case O_TTL:
+			conf->exited_ttl = (int)parse_number("--exited-ttl",
+			    optarg, 0, INT32_MAX);
+			break;
+		case O_SOCKGRP:
+			if (strlcpy(conf->socket_group, optarg,
+			    sizeof(conf->socket_group)) >=
+			    sizeof(conf->socket_group)) {
+				fprintf(stderr, "lodged: --socket-group: name "
+				    "too long\n");
+				exit(2);
+			}
+			break;
+		case O_ORIGIN:
+			if (conf->norigins == FRONT_LISTEN_MAX) {
+				fprintf(stderr, "lodged: too many "
+				    "--allow-origin\n");
+				exit(2);
+			}
+			strlcpy(conf->origins[conf->norigins++], optarg,
+			    sizeof(conf->origins[0]));
 			break;
 		case 'h':
 		case O_HELP:
@@ -261,6 +309,18 @@ front_signal(int sig)
 		if (front->ctx != NULL)
 			lws_cancel_service(front->ctx);
 	}
+}
+
+/* The limits every worker applies, sent with each spawn request. */
+void
+front_pack_limits(msgpack_packer *pk)
+{
+	mpack_str(pk, "limits");
+	msgpack_pack_map(pk, 4);
+	mpack_kv_int(pk, "maxClients", front->conf.max_clients);
+	mpack_kv_int(pk, "messageMax", (int64_t)front->conf.max_message);
+	mpack_kv_int(pk, "ping", front->conf.ping);
+	mpack_kv_int(pk, "exitedTtl", front->conf.exited_ttl);
 }
 
 void

@@ -25,7 +25,6 @@
 #include "worker.h"
 
 #define CLIENT_MSGS_MAX		32
-#define CLIENT_MAX		256
 
 struct fixedbuf {
 	unsigned char	*p;
@@ -445,7 +444,7 @@ client_receive(struct client *cl, struct lws *wsi, const void *in, size_t len)
 
 	if (cl->rx_bad)
 		goto done;
-	if (cl->rxlen + len > WORKER_WS_MSG_MAX) {
+	if (cl->rxlen + len > worker_limits.msg_max) {
 		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
 		    (unsigned char *)"message too big", 15);
 		return (-1);
@@ -515,7 +514,7 @@ client_filter(struct lws *wsi, struct http_req *hr)
 	    client_path_ref(uri, "attach", ref, sizeof(ref)) == -1 ||
 	    !client_ref_matches(ref))
 		return (-1);
-	if (worker->nclients >= CLIENT_MAX || worker->quitting)
+	if (worker->nclients >= worker_limits.max_clients || worker->quitting)
 		return (-1);
 	if ((cl = calloc(1, sizeof(*cl))) == NULL)
 		return (-1);

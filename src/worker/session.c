@@ -68,6 +68,15 @@ session_drain_now(void)
 		session_output(worker->err);
 }
 
+/* --exited-ttl: an exited session removes itself after a while. */
+static void
+session_ttl_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	log_info("session %s: exited-ttl expired", worker->id);
+	session_delete(NULL, 0);
+}
+
 static void
 session_finalise(void)
 {
@@ -85,6 +94,10 @@ session_finalise(void)
 		lws_set_timeout(worker->in->wsi, 1, LWS_TO_KILL_ASYNC);
 	worker->inq_len = 0;
 	log_debug("session %s: exited, status %d", worker->id, worker->status);
+	if (worker_limits.exited_ttl > 0)
+		lws_sul_schedule(worker->ctx, 0, &worker->sul_ttl,
+		    session_ttl_cb, (lws_usec_t)worker_limits.exited_ttl *
+		    LWS_US_PER_SEC);
 	worker_broadcast_update();
 	worker_wake_clients();
 }

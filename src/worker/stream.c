@@ -106,10 +106,7 @@ static const struct lws_protocols stream_protocols[] = {
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
-static const lws_retry_bo_t stream_retry = {
-	.secs_since_valid_ping = 30,
-	.secs_since_valid_hangup = 75,
-};
+static lws_retry_bo_t stream_retry;
 
 static void
 stream_wake(void)
@@ -682,7 +679,7 @@ stream_receive(struct lws *wsi, const void *in, size_t len)
 	unsigned char	*nb;
 	int		 final = lws_is_final_fragment(wsi);
 
-	if (st.rxlen + len > WORKER_WS_MSG_MAX) {
+	if (st.rxlen + len > worker_limits.msg_max) {
 		stream_error("payload_too_large", "message too big");
 		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
 		    (unsigned char *)"message too big", 15);
@@ -811,7 +808,6 @@ stream_main(int fd, const msgpack_object *o)
 	sigset_t				 set;
 	int					 sfd;
 
-	(void)o;
 	if (setsid() == -1)
 		log_warn("setsid");
 	setproctitle("exec stream");
@@ -837,6 +833,10 @@ stream_main(int fd, const msgpack_object *o)
 	info.fd_limit_per_thread = 64;
 	info.max_http_header_data = 8192;
 	info.timeout_secs = 30;
+	worker_limits_decode(o);
+	stream_retry.secs_since_valid_ping = (uint16_t)worker_limits.ping;
+	stream_retry.secs_since_valid_hangup =
+	    (uint16_t)(worker_limits.ping * 5 / 2);
 	info.retry_and_idle_policy = &stream_retry;
 	info.vhost_name = "default";
 	log_lws_init();

@@ -33,6 +33,24 @@
 #include "worker.h"
 
 struct worker	*worker;
+struct worker_limits	worker_limits = { 256, WORKER_WS_MSG_MAX, 30, 0 };
+
+void
+worker_limits_decode(const msgpack_object *o)
+{
+	int64_t	n;
+
+	if ((o = mpack_get(o, "limits")) == NULL)
+		return;
+	if (mpack_get_int(o, "maxClients", 1, 1000000, &n) == 1)
+		worker_limits.max_clients = (int)n;
+	if (mpack_get_int(o, "messageMax", 1024, 1LL << 32, &n) == 1)
+		worker_limits.msg_max = (size_t)n;
+	if (mpack_get_int(o, "ping", 1, 65535 / 3, &n) == 1)
+		worker_limits.ping = (int)n;
+	if (mpack_get_int(o, "exitedTtl", 0, INT32_MAX, &n) == 1)
+		worker_limits.exited_ttl = (int)n;
+}
 
 static int	worker_raw_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
@@ -44,10 +62,7 @@ static const struct lws_protocols worker_protocols[] = {
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
-static const lws_retry_bo_t worker_retry = {
-	.secs_since_valid_ping = 30,
-	.secs_since_valid_hangup = 75,
-};
+static lws_retry_bo_t worker_retry;
 
 void
 worker_pack_session(msgpack_packer *pk)
@@ -426,6 +441,10 @@ worker_context(void)
 	info.fd_limit_per_thread = 1024;
 	info.max_http_header_data = 8192;
 	info.timeout_secs = 30;
+	/* A peer silent for 2.5 pings is gone. */
+	worker_retry.secs_since_valid_ping = (uint16_t)worker_limits.ping;
+	worker_retry.secs_since_valid_hangup =
+	    (uint16_t)(worker_limits.ping * 5 / 2);
 	info.retry_and_idle_policy = &worker_retry;
 	info.vhost_name = "default";
 	log_lws_init();
@@ -486,6 +505,7 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	    (req = mpack_get(o, "req")) == NULL)
 		worker_fail(c, 500, "internal", "malformed spawn request");
 	worker->gid = (gid_t)n;
+	worker_limits_decode(o);
 	if (spawnreq_decode(req, SPAWN_SESSION, (size_t)bufmax, &worker->req,
 	    why, sizeof(why)) == -1)
 		worker_fail(c, 400, "bad_request", why);

@@ -26,7 +26,7 @@
 
 #define WORKER_ID_MAX		64
 #define WORKER_CHUNK		(64 * 1024)	/* largest output frame */
-#define WORKER_WS_MSG_MAX	(1024 * 1024)	/* largest client message */
+#define WORKER_WS_MSG_MAX	(1024 * 1024)	/* default largest message */
 #define WORKER_INPUT_MAX	(4 * 1024 * 1024)	/* queued stdin bytes */
 #define WORKER_DRAIN_MS		250	/* grandchildren holding output */
 
@@ -125,6 +125,7 @@ struct worker {
 	lws_sorted_usec_list_t	 sul_delete;
 	lws_sorted_usec_list_t	 sul_update;
 	lws_sorted_usec_list_t	 sul_quit;
+	lws_sorted_usec_list_t	 sul_ttl;
 	uint64_t		 reported_bytes;
 
 	LIST_HEAD(, client)	 clients;
@@ -137,6 +138,17 @@ struct worker {
 };
 
 extern struct worker	*worker;
+
+/* Limits set by the front's options, sent with each spawn request. */
+struct worker_limits {
+	int		 max_clients;	/* per session */
+	size_t		 msg_max;	/* largest client message */
+	int		 ping;		/* seconds between pings */
+	int		 exited_ttl;	/* seconds an exited session stays; 0 */
+};
+
+extern struct worker_limits	worker_limits;
+void	worker_limits_decode(const msgpack_object *);
 
 /* template.c */
 void	template_main(int ctlfd) __attribute__((noreturn));

@@ -21,6 +21,7 @@
 
 #include "front.h"
 #include "log.h"
+#include "rawio.h"
 #include "mpack.h"
 
 #define CONN_PEEK_RETRY_MS	5
@@ -179,7 +180,8 @@ conn_send(struct conn *c, int status, const char *ctype, const char *body,
 	c->state = CONN_WRITE;
 	lws_sul_cancel(&c->sul);
 	lws_rx_flow_control(c->wsi, 0);
-	lws_callback_on_writable(c->wsi);
+	/* Most replies fit the socket buffer: no need to wait for POLLOUT. */
+	conn_writeable(c);
 }
 
 void
@@ -241,7 +243,7 @@ conn_writeable(struct conn *c)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN) {
-				lws_callback_on_writable(c->wsi);
+				rawio_writable(c->wsi);
 				return;
 			}
 			conn_close(c);

@@ -25,6 +25,7 @@
 
 #include "front.h"
 #include "log.h"
+#include "rawio.h"
 #include "mpack.h"
 #include "signame.h"
 #include "spawnreq.h"
@@ -310,7 +311,7 @@ exec_writeable(struct exec_pipe *p)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN) {
-				lws_callback_on_writable(p->wsi);
+				rawio_writable(p->wsi);
 				return;
 			}
 			break;	/* the child closed its stdin: fine */

@@ -80,6 +80,7 @@ struct front_fd {
 
 struct listener {
 	struct front_fd		 ffd;
+	LIST_ENTRY(listener)	 entry;
 	int			 fd;
 	int			 is_unix;
 	struct lws		*wsi;
@@ -152,6 +153,7 @@ int	listener_open_unix(const char *path, struct listener **);
 void	listener_accept(struct listener *);
 int	listener_is_loopback(const char *spec);
 struct listener *listener_adopt_fd(int fd);
+void	listener_free_all(void);
 
 /* notify.c */
 void	notify_ready(void);

@@ -69,6 +69,8 @@ listener_is_loopback(const char *spec)
 	return (0);
 }
 
+static LIST_HEAD(, listener) listeners = LIST_HEAD_INITIALIZER(listeners);
+
 static struct listener *
 listener_new(int fd, int is_unix, const char *name)
 {
@@ -76,6 +78,7 @@ listener_new(int fd, int is_unix, const char *name)
 
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		fatal("calloc");
+	LIST_INSERT_HEAD(&listeners, l, entry);
 	l->ffd.kind = FFD_LISTEN;
 	l->ffd.ptr = l;
 	l->fd = fd;
@@ -200,10 +203,23 @@ listener_adopt_fd(int fd)
 	}
 	l = listener_new(fd, ss.ss_family == AF_UNIX, name);
 	if ((l->wsi = front_adopt(fd, &l->ffd)) == NULL) {
+		LIST_REMOVE(l, entry);
 		free(l);
 		return (NULL);
 	}
 	return (l);
+}
+
+/* At exit, after the event loop (which closed the sockets) is gone. */
+void
+listener_free_all(void)
+{
+	struct listener	*l;
+
+	while ((l = LIST_FIRST(&listeners)) != NULL) {
+		LIST_REMOVE(l, entry);
+		free(l);
+	}
 }
 
 void

@@ -21,6 +21,7 @@
 #include "front.h"
 #include "log.h"
 #include "mpack.h"
+#include "rawio.h"
 #include "worker.h"
 
 extern char	**environ;
@@ -275,6 +276,7 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			exec_writeable(ffd->ptr);
 		return (0);
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		rawio_forget(wsi);
 		lws_set_opaque_user_data(wsi, NULL);
 		switch (ffd->kind) {
 		case FFD_CONN:
@@ -449,5 +451,7 @@ main(int argc, char **argv)
 	notify_stopping();
 	log_info("exiting; sessions keep running");
 	lws_context_destroy(front->ctx);
+	listener_free_all();
+	free(front);
 	return (0);
 }

@@ -23,6 +23,7 @@
 #include "front.h"
 #include "jsonmp.h"
 #include "log.h"
+#include "rawio.h"
 #include "mpack.h"
 
 static int	session_cmp_id(struct session *, struct session *);
@@ -158,7 +159,7 @@ registry_request(struct session *s, struct conn *c, msgpack_sbuffer *sb,
 	if (s->gone || ctl_send(&s->ctl, sb, fd) == -1)
 		return (-1);
 	if (ctl_pending(&s->ctl))
-		lws_callback_on_writable(s->wsi);
+		rawio_writable(s->wsi);
 	if (c != NULL) {
 		c->waiting = s;
 		c->state = CONN_WAIT;
@@ -246,7 +247,7 @@ void
 registry_writeable(struct session *s)
 {
 	if (ctl_flush(&s->ctl) == 1)
-		lws_callback_on_writable(s->wsi);
+		rawio_writable(s->wsi);
 }
 
 /* The worker's connection closed: the session is gone (or never was). */

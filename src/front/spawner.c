@@ -19,6 +19,7 @@
 
 #include "front.h"
 #include "log.h"
+#include "rawio.h"
 #include "mpack.h"
 
 static struct {
@@ -104,7 +105,7 @@ spawner_send(msgpack_sbuffer *sb, int fd)
 		return (-1);
 	}
 	if (ctl_pending(&spawner.ctl))
-		lws_callback_on_writable(spawner.wsi);
+		rawio_writable(spawner.wsi);
 	return (0);
 }
 
@@ -112,7 +113,7 @@ void
 spawner_writeable(void)
 {
 	if (ctl_flush(&spawner.ctl) == 1)
-		lws_callback_on_writable(spawner.wsi);
+		rawio_writable(spawner.wsi);
 }
 
 void

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rawio.h"
 #include "mpack.h"
 #include "signame.h"
 #include "worker.h"
@@ -46,7 +47,7 @@ control_send_reply(struct worker_fd *wf, int64_t id, int status,
 	if (ctl_send(&wf->ctl, &sb, -1) == -1)
 		lws_set_timeout(wf->wsi, 1, LWS_TO_KILL_ASYNC);
 	else if (ctl_pending(&wf->ctl))
-		lws_callback_on_writable(wf->wsi);
+		rawio_writable(wf->wsi);
 	msgpack_sbuffer_destroy(&sb);
 }
 

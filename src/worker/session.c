@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rawio.h"
 #include "ring.h"
 #include "worker.h"
 
@@ -158,7 +159,7 @@ session_input_flush(void)
 	if (wf == NULL)
 		return;
 	if (worker->inq_len > 0)
-		lws_callback_on_writable(wf->wsi);
+		rawio_writable(wf->wsi);
 	else if (worker->inq_eof && !worker->req.pty && worker->in != NULL) {
 		lws_set_timeout(worker->in->wsi, 1, LWS_TO_KILL_ASYNC);
 		worker->in_fd = -1;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rawio.h"
 #include "mpack.h"
 #include "signame.h"
 #include "worker.h"
@@ -310,7 +311,7 @@ stream_input_flush(void)
 		st.inq_len -= (size_t)n;
 	}
 	if (st.inq_len > 0) {
-		lws_callback_on_writable(st.tty ? st.out.wsi : st.in.wsi);
+		rawio_writable(st.tty ? st.out.wsi : st.in.wsi);
 		return;
 	}
 	/* Drained: take client input again. */
@@ -787,6 +788,7 @@ stream_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		stream_input_flush();
 		return (0);
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		rawio_forget(wsi);
 		lws_set_opaque_user_data(wsi, NULL);
 		f->wsi = NULL;
 		f->fd = -1;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rawio.h"
 #include "mpack.h"
 #include "ring.h"
 #include "signame.h"
@@ -128,7 +129,7 @@ worker_broadcast_update(void)
 		if (ctl_send(&c->ctl, &sb, -1) == -1)
 			lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
 		else if (ctl_pending(&c->ctl))
-			lws_callback_on_writable(c->wsi);
+			rawio_writable(c->wsi);
 	}
 	msgpack_sbuffer_destroy(&sb);
 	worker->reported_bytes = ring_end(worker->ring);
@@ -293,11 +294,12 @@ worker_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			if (ctl_flush(&wf->ctl) == -1)
 				return (-1);
 			if (ctl_pending(&wf->ctl))
-				lws_callback_on_writable(wsi);
+				rawio_writable(wsi);
 		} else if (wf->kind == WFD_IN || wf->kind == WFD_OUT)
 			session_input_flush();
 		return (0);
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		rawio_forget(wsi);
 		lws_set_opaque_user_data(wsi, NULL);
 		if (wf->kind == WFD_CONTROL) {
 			control_closed(wf);

@@ -23,6 +23,7 @@
 #include "ring.h"
 #include "signame.h"
 #include "worker.h"
+#include "wsmsg.h"
 
 #define CLIENT_MSGS_MAX		32
 
@@ -357,83 +358,52 @@ client_free(struct client *cl)
 static void
 client_message(struct client *cl, const unsigned char *buf, size_t len)
 {
-	msgpack_unpacked	 up;
-	const msgpack_object	*o, *type, *v;
-	const char		*data;
-	size_t			 off = 0, dlen;
-	char			 why[256];
-	int64_t			 cols, rows;
-	int			 signo, status;
+	struct wsmsg	m;
+	char		why[256];
+	int		status;
 
-	msgpack_unpacked_init(&up);
-	if (msgpack_unpack_next(&up, (const char *)buf, len, &off) !=
-	    MSGPACK_UNPACK_SUCCESS || off != len) {
-		client_error(cl, "bad_request", "not a msgpack message");
-		goto out;
+	if (wsmsg_decode(buf, len, &m, why, sizeof(why)) == -1) {
+		client_error(cl, "bad_request", why);
+		return;
 	}
-	o = &up.data;
-	if (o->type != MSGPACK_OBJECT_MAP ||
-	    (type = mpack_get(o, "type")) == NULL ||
-	    type->type != MSGPACK_OBJECT_STR) {
-		client_error(cl, "bad_request",
-		    "a message is a map with a string 'type'");
-		goto out;
-	}
-	if (!mpack_streq(type, "stdin") && !mpack_streq(type, "eof") &&
-	    !mpack_streq(type, "resize") && !mpack_streq(type, "signal")) {
-		client_error(cl, "bad_request", "unknown message type");
+	if (m.type == WSMSG_START) {
+		client_error(cl, "bad_request", "start is for exec streams");
 		goto out;
 	}
 	if (cl->readonly) {
 		client_error(cl, "forbidden", "this client is read-only");
 		goto out;
 	}
-	if (mpack_streq(type, "stdin")) {
-		v = mpack_get(o, "data");
-		if (v != NULL && v->type == MSGPACK_OBJECT_STR) {
-			data = v->via.str.ptr;
-			dlen = v->via.str.size;
-		} else if (mpack_get_bin(o, "data", &data, &dlen) != 1) {
-			client_error(cl, "bad_request",
-			    "stdin needs 'data' (bin)");
-			goto out;
-		}
+	switch (m.type) {
+	case WSMSG_STDIN:
 		if (worker->final || worker->in_fd == -1)
 			client_error(cl, "conflict",
 			    "the session's input is closed");
 		else
-			session_input(data, dlen);
-	} else if (mpack_streq(type, "eof")) {
+			session_input(m.data, m.len);
+		break;
+	case WSMSG_EOF:
 		if (worker->req.pty)
 			client_error(cl, "bad_request",
 			    "eof is for pipe sessions only");
 		else
 			session_input_eof();
-	} else if (mpack_streq(type, "resize")) {
-		if (mpack_get_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) !=
-		    1 || mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX,
-		    &rows) != 1) {
-			snprintf(why, sizeof(why), "resize needs 'cols' and "
-			    "'rows' from 1 to %d", SPAWNREQ_SIZE_MAX);
-			client_error(cl, "bad_request", why);
-			goto out;
-		}
-		status = session_resize((int)cols, (int)rows, why,
-		    sizeof(why));
+		break;
+	case WSMSG_RESIZE:
+		status = session_resize(m.cols, m.rows, why, sizeof(why));
 		if (status != 204)
 			client_error(cl, status == 400 ? "bad_request" :
 			    "conflict", why);
-	} else {
-		if ((signo = signame_from_object(mpack_get(o, "signal"))) ==
-		    -1) {
-			client_error(cl, "bad_request", "unknown signal");
-			goto out;
-		}
-		if ((status = session_signal(signo, why, sizeof(why))) != 204)
+		break;
+	case WSMSG_SIGNAL:
+		if ((status = session_signal(m.signo, why, sizeof(why))) != 204)
 			client_error(cl, "conflict", why);
+		break;
+	default:
+		break;
 	}
 out:
-	msgpack_unpacked_destroy(&up);
+	wsmsg_free(&m);
 }
 
 static int

@@ -32,6 +32,7 @@
 #include "mpack.h"
 #include "signame.h"
 #include "worker.h"
+#include "wsmsg.h"
 
 #define STREAM_CHUNK		(256 * 1024)
 #define STREAM_START_SECS	30	/* for the start message */
@@ -492,93 +493,61 @@ stream_target(void)
 static void
 stream_message(const unsigned char *buf, size_t len)
 {
-	msgpack_unpacked	 up;
-	const msgpack_object	*o, *type, *v;
-	const char		*data;
-	size_t			 off = 0, dlen;
-	struct winsize		 ws;
-	int64_t			 cols, rows;
-	int			 signo;
+	struct wsmsg	m;
+	struct winsize	ws;
+	char		why[256];
 
-	msgpack_unpacked_init(&up);
-	if (msgpack_unpack_next(&up, (const char *)buf, len, &off) !=
-	    MSGPACK_UNPACK_SUCCESS || off != len) {
-		stream_error("bad_request", "not a msgpack message");
-		goto out;
+	if (wsmsg_decode(buf, len, &m, why, sizeof(why)) == -1) {
+		stream_error("bad_request", why);
+		return;
 	}
-	o = &up.data;
-	if (o->type != MSGPACK_OBJECT_MAP ||
-	    (type = mpack_get(o, "type")) == NULL ||
-	    type->type != MSGPACK_OBJECT_STR) {
-		stream_error("bad_request",
-		    "a message is a map with a string 'type'");
-		goto out;
-	}
-	if (mpack_streq(type, "start")) {
+	if (m.type == WSMSG_START) {
 		if (st.started)
 			stream_error("bad_request", "already started");
 		else
-			stream_start(o);
-		goto out;
-	}
-	if (!mpack_streq(type, "stdin") && !mpack_streq(type, "eof") &&
-	    !mpack_streq(type, "resize") && !mpack_streq(type, "signal")) {
-		stream_error("bad_request", "unknown message type");
+			stream_start(&m.up.data);
 		goto out;
 	}
 	if (!st.started) {
 		stream_error("bad_request", "the first message must be 'start'");
 		goto out;
 	}
-	if (mpack_streq(type, "stdin")) {
-		v = mpack_get(o, "data");
-		if (v != NULL && v->type == MSGPACK_OBJECT_STR) {
-			data = v->via.str.ptr;
-			dlen = v->via.str.size;
-		} else if (mpack_get_bin(o, "data", &data, &dlen) != 1) {
-			stream_error("bad_request", "stdin needs 'data' (bin)");
-			goto out;
-		}
+	switch (m.type) {
+	case WSMSG_STDIN:
 		if (st.reaped || st.inq_eof)
 			stream_error("conflict", "stdin is closed");
 		else
-			stream_input(data, dlen);
-	} else if (mpack_streq(type, "eof")) {
+			stream_input(m.data, m.len);
+		break;
+	case WSMSG_EOF:
 		if (st.tty) {
 			stream_error("bad_request", "eof is for pipe mode only; "
 			    "send ^D (0x04) to a terminal");
-			goto out;
+			break;
 		}
 		st.inq_eof = 1;
 		stream_input_flush();
-	} else if (mpack_streq(type, "resize")) {
+		break;
+	case WSMSG_RESIZE:
 		if (!st.tty) {
 			stream_error("bad_request", "resize is for tty mode");
-			goto out;
-		}
-		if (mpack_get_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) !=
-		    1 || mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX,
-		    &rows) != 1) {
-			stream_error("bad_request", "resize needs 'cols' and "
-			    "'rows' from 1 to 10000");
-			goto out;
+			break;
 		}
 		memset(&ws, 0, sizeof(ws));
-		ws.ws_col = (unsigned short)cols;
-		ws.ws_row = (unsigned short)rows;
+		ws.ws_col = (unsigned short)m.cols;
+		ws.ws_row = (unsigned short)m.rows;
 		if (st.out.fd == -1 || ioctl(st.out.fd, TIOCSWINSZ, &ws) == -1)
 			stream_error("conflict", "the terminal is gone");
-	} else {
-		if ((signo = signame_from_object(mpack_get(o, "signal"))) ==
-		    -1) {
-			stream_error("bad_request", "unknown signal");
-			goto out;
-		}
-		if (st.reaped || kill(-stream_target(), signo) == -1)
+		break;
+	case WSMSG_SIGNAL:
+		if (st.reaped || kill(-stream_target(), m.signo) == -1)
 			stream_error("conflict", "the process has exited");
+		break;
+	default:
+		break;
 	}
 out:
-	msgpack_unpacked_destroy(&up);
+	wsmsg_free(&m);
 }
 
 /* The oldest unsent chunk of the two streams, to keep their order. */

@@ -270,29 +270,33 @@ conn_writeable(struct conn *c)
 }
 
 /*
- * Hand the connection to the session's worker: its descriptor travels over
- * the worker's control socket, and the front forgets it.
+ * Pass the connection on: its descriptor travels in a control frame (to a
+ * session's worker, or to the template for an exec stream) and the front
+ * forgets it.  The peer's bytes are still in the socket: only peeked.
  */
-int
-conn_handoff(struct conn *c, struct session *s)
+static int
+conn_pass(struct conn *c, const char *type, struct session *s)
 {
 	msgpack_sbuffer	 sb;
 	msgpack_packer	 pk;
-	int		 fd, one = 1, null;
+	int		 fd, one = 1, null, rc;
 
 	(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
 	if ((fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3)) == -1)
 		return (-1);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 2);
-	mpack_kv_str(&pk, "type", "adopt");
+	msgpack_pack_map(&pk, s == NULL ? 3 : 2);
+	mpack_kv_str(&pk, "type", type);
 	mpack_kv_bool(&pk, "fd", 1);
-	if (registry_request(s, NULL, &sb, fd) == -1) {
-		msgpack_sbuffer_destroy(&sb);
-		return (-1);
-	}
+	if (s == NULL) {
+		front_pack_limits(&pk);
+		rc = spawner_send(&sb, fd);
+	} else
+		rc = registry_request(s, NULL, &sb, fd);
 	msgpack_sbuffer_destroy(&sb);
+	if (rc == -1)
+		return (-1);
 	/* lws closes what is left: make that /dev/null, not the client. */
 	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
 		dup2(null, c->fd);
@@ -303,35 +307,16 @@ conn_handoff(struct conn *c, struct session *s)
 	return (0);
 }
 
-/* Hand an exec stream's connection to the template, which forks for it. */
+int
+conn_handoff(struct conn *c, struct session *s)
+{
+	return (conn_pass(c, "adopt", s));
+}
+
 int
 conn_handoff_stream(struct conn *c)
 {
-	msgpack_sbuffer	 sb;
-	msgpack_packer	 pk;
-	int		 fd, one = 1, null;
-
-	(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
-	if ((fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3)) == -1)
-		return (-1);
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 3);
-	mpack_kv_str(&pk, "type", "stream");
-	mpack_kv_bool(&pk, "fd", 1);
-	front_pack_limits(&pk);
-	if (spawner_send(&sb, fd) == -1) {
-		msgpack_sbuffer_destroy(&sb);
-		return (-1);
-	}
-	msgpack_sbuffer_destroy(&sb);
-	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
-		dup2(null, c->fd);
-		close(null);
-	}
-	c->closed = 1;
-	lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
-	return (0);
+	return (conn_pass(c, "stream", NULL));
 }
 
 /* Wait for more of a head: RCVLOWAT on TCP, a short retry elsewhere. */

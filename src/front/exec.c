@@ -59,6 +59,7 @@ struct exec_call {
 	int			 status;
 	int			 timed_out;
 	int			 killing;
+	int			 draining;
 	int			 base64;
 	size_t			 max_output;
 	double			 timeout;
@@ -240,18 +241,18 @@ exec_drain_cb(lws_sorted_usec_list_t *sul)
 				    sul_drain);
 
 	/* Take what the pipes still hold before the deadline cuts them. */
+	e->draining = 1;
 	exec_readable(&e->out);
 	exec_readable(&e->err);
 	exec_finish(e);
 }
 
-/* Finishing is deferred to the loop, so no reader frees its own call. */
+/* Exited and both pipes at EOF: answer now (not while draining). */
 static void
 exec_check_done(struct exec_call *e)
 {
-	if (e->exited && !e->out.open && !e->err.open)
-		lws_sul_schedule(front->ctx, 0, &e->sul_drain, exec_drain_cb,
-		    1);
+	if (e->exited && !e->out.open && !e->err.open && !e->draining)
+		exec_finish(e);
 }
 
 /* Read until EAGAIN or EOF; past max_output, read and drop. */
@@ -399,12 +400,12 @@ exec_exited(const msgpack_object *o)
 	e->status = (int)status;
 	lws_sul_cancel(&e->sul_timeout);
 	lws_sul_cancel(&e->sul_kill);
+	if (!e->out.open && !e->err.open) {
+		exec_finish(e);
+		return;
+	}
 	lws_sul_schedule(front->ctx, 0, &e->sul_drain, exec_drain_cb,
 	    EXEC_DRAIN_MS * LWS_US_PER_MS);
-	/* Most commands have closed their pipes already. */
-	exec_readable(&e->out);
-	exec_readable(&e->err);
-	exec_check_done(e);
 }
 
 /* The template went away: every call in flight fails. */

@@ -60,7 +60,7 @@ static json_t *
 jsonmp_bin(const char *p, size_t len)
 {
 	char	*out;
-	size_t	 cap = (len + 2) / 3 * 4 + 1;
+	size_t	 cap = (len + 2) / 3 * 4 + 2;	/* lws wants one spare */
 	json_t	*j;
 
 	if ((out = malloc(cap)) == NULL)

@@ -26,6 +26,9 @@
 #include "signame.h"
 #include "spawnreq.h"
 
+static int	api_peer_restricted(struct conn *);
+static int	api_peer_owns(struct conn *, struct session *);
+
 /* A ref is an id or a name: the same characters, at most 64 of them. */
 static int
 api_ref_valid(const char *ref)
@@ -47,6 +50,11 @@ api_session(struct conn *c)
 	if ((s = registry_find(c->ref)) == NULL || !s->ready || s->gone) {
 		conn_reply_error(c, 404, "not_found",
 		    "session '%s' does not exist", c->ref);
+		return (NULL);
+	}
+	if (!api_peer_owns(c, s)) {
+		conn_reply_error(c, 403, "forbidden", "session '%s' belongs "
+		    "to another user", c->ref);
 		return (NULL);
 	}
 	return (s);
@@ -108,16 +116,27 @@ api_list(struct conn *c)
 	conn_reply_json(c, 200, json_pack("{s:o}", "sessions", a));
 }
 
+/* A non-root peer on the Unix socket: it may act only as itself. */
+static int
+api_peer_restricted(struct conn *c)
+{
+	return (c->l->is_unix && c->peer_uid != 0);
+}
+
 /* Resolve the user a process runs as; 0, or an HTTP status. */
 static int
 api_user(struct conn *c, const char *name, struct passwd *out, char *buf,
     size_t buflen)
 {
 	struct passwd	*pw = NULL;
+	uid_t		 self = geteuid();
 	int		 rc;
 
+	/* On the Unix socket a client runs things as itself by default. */
+	if (api_peer_restricted(c))
+		self = c->peer_uid;
 	if (name[0] == '\0')
-		rc = getpwuid_r(geteuid(), out, buf, buflen, &pw);
+		rc = getpwuid_r(self, out, buf, buflen, &pw);
 	else
 		rc = getpwnam_r(name, out, buf, buflen, &pw);
 	if (rc != 0 || pw == NULL) {
@@ -135,13 +154,33 @@ api_user(struct conn *c, const char *name, struct passwd *out, char *buf,
 		return (-1);
 	}
 	/* A client on the Unix socket may only act as itself, unless root. */
-	if (c->l->is_unix && c->peer_uid != 0 && c->peer_uid != (uid_t)-1 &&
-	    pw->pw_uid != c->peer_uid && name[0] != '\0') {
-		conn_reply_error(c, 403, "forbidden", "you may only start "
-		    "sessions as yourself");
+	if (api_peer_restricted(c) && pw->pw_uid != c->peer_uid) {
+		conn_reply_error(c, 403, "forbidden", "on the Unix socket you "
+		    "may only run processes as yourself");
 		return (-1);
 	}
 	return (0);
+}
+
+/*
+ * A session a restricted peer may touch: its own.  The owner is the
+ * session object's user.
+ */
+static int
+api_peer_owns(struct conn *c, struct session *s)
+{
+	struct passwd	 pw, *r = NULL;
+	const char	*user;
+	char		 buf[4096];
+
+	if (!api_peer_restricted(c))
+		return (1);
+	if (s->obj == NULL || (user = json_string_value(json_object_get(
+	    s->obj, "user"))) == NULL)
+		return (0);
+	if (getpwnam_r(user, &pw, buf, sizeof(buf), &r) != 0 || r == NULL)
+		return (0);
+	return (pw.pw_uid == c->peer_uid);
 }
 
 static void
@@ -494,7 +533,8 @@ api_handoff(struct conn *c)
 	int		 n;
 
 	if (c->route == ROUTE_EXEC_STREAM && c->h.upgrade) {
-		if (conn_handoff_stream(c) == -1)
+		if (conn_handoff_stream(c, api_peer_restricted(c) ?
+		    c->peer_uid : (uid_t)-1) == -1)
 			conn_reply_error(c, 503, "unavailable",
 			    "cannot start an exec stream");
 		return;
@@ -584,7 +624,7 @@ api_head(struct conn *c)
 	}
 	if (c->h.chunked) {
 		c->close_after = 1;
-		conn_reply_error(c, 411, "bad_request", "chunked bodies are not "
+		conn_reply_error(c, 411, "length_required", "chunked bodies are not "
 		    "supported: send Content-Length");
 		return;
 	}

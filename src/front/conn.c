@@ -275,7 +275,7 @@ conn_writeable(struct conn *c)
  * forgets it.  The peer's bytes are still in the socket: only peeked.
  */
 static int
-conn_pass(struct conn *c, const char *type, struct session *s)
+conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
 {
 	msgpack_sbuffer	 sb;
 	msgpack_packer	 pk;
@@ -286,10 +286,13 @@ conn_pass(struct conn *c, const char *type, struct session *s)
 		return (-1);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, s == NULL ? 3 : 2);
+	msgpack_pack_map(&pk, s == NULL ? 4 : 2);
 	mpack_kv_str(&pk, "type", type);
 	mpack_kv_bool(&pk, "fd", 1);
 	if (s == NULL) {
+		/* A restricted peer's stream may run only as that peer. */
+		mpack_kv_int(&pk, "peerUid", peer == (uid_t)-1 ? -1 :
+		    (int64_t)peer);
 		front_pack_limits(&pk);
 		rc = spawner_send(&sb, fd);
 	} else
@@ -310,13 +313,13 @@ conn_pass(struct conn *c, const char *type, struct session *s)
 int
 conn_handoff(struct conn *c, struct session *s)
 {
-	return (conn_pass(c, "adopt", s));
+	return (conn_pass(c, "adopt", s, (uid_t)-1));
 }
 
 int
-conn_handoff_stream(struct conn *c)
+conn_handoff_stream(struct conn *c, uid_t peer)
 {
-	return (conn_pass(c, "stream", NULL));
+	return (conn_pass(c, "stream", NULL, peer));
 }
 
 /* Wait for more of a head: RCVLOWAT on TCP, a short retry elsewhere. */
@@ -373,7 +376,8 @@ conn_head(struct conn *c)
 		return;
 	case HTTPHEAD_BAD_VERSION:
 		c->close_after = 1;
-		conn_reply_error(c, 505, "bad_request", "%s", why);
+		conn_reply_error(c, 505, "http_version_not_supported", "%s",
+		    why);
 		return;
 	case HTTPHEAD_BAD:
 		c->close_after = 1;

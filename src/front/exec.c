@@ -179,7 +179,7 @@ exec_output(struct exec_call *e, struct exec_pipe *p)
 	if (p->len == 0)
 		return (json_string(""));
 	if (e->base64) {
-		n = (p->len + 2) / 3 * 4 + 1;
+		n = (p->len + 2) / 3 * 4 + 2;
 		if ((s = malloc(n)) == NULL)
 			return (NULL);
 		if (lws_b64_encode_string(p->buf != NULL ? p->buf : "",

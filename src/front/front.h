@@ -170,7 +170,7 @@ void	conn_reply_error(struct conn *, int status, const char *code,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void	conn_reply_empty(struct conn *, int status);
 int	conn_handoff(struct conn *, struct session *);
-int	conn_handoff_stream(struct conn *);
+int	conn_handoff_stream(struct conn *, uid_t peer);
 void	conn_worker_reply(struct conn *, const msgpack_object *);
 const char *conn_status_code(int status);
 int	conn_consume_head(struct conn *);

@@ -450,6 +450,7 @@ main(int argc, char **argv)
 	}
 	notify_stopping();
 	log_info("exiting; sessions keep running");
+	(void)unlink(path);
 	lws_context_destroy(front->ctx);
 	listener_free_all();
 	free(front);

@@ -51,6 +51,10 @@ notify_listeners(void)
 		(void)fcntl(fd, F_SETFL, O_NONBLOCK);
 		if ((l = listener_adopt_fd(fd)) == NULL)
 			fatalx("cannot adopt the activated socket %d", fd);
+		if (front->conf.no_auth && !l->is_unix &&
+		    !listener_is_loopback(l->name))
+			fatalx("--no-auth is refused: %s is not a loopback "
+			    "address", l->name);
 		log_info("listening on %s (socket activation)", l->name);
 	}
 	return (n);

@@ -271,7 +271,7 @@ registry_closed(struct session *s)
 		else
 			conn_reply_error(c, 404, "not_found", msg, c->ref);
 	}
-	if (!s->gone && s->ready)
+	if (!s->gone && s->ready && !front->quit)
 		log_info("session %s: worker gone", s->id);
 	registry_remove(s);
 	json_decref(s->obj);

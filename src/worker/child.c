@@ -260,8 +260,8 @@ child_default_signal(int sig)
  * parent's memory, so it writes only to its own stack and makes syscalls.
  */
 static void __attribute__((noreturn))
-child_exec(const struct child_spec *s, const char *path, const char *slave,
-    int in, int out, int err, int errfd)
+child_exec(const struct child_spec *s, const char *path, char **shargv,
+    const char *slave, int in, int out, int err, int errfd)
 {
 	struct sigaction	 sa;
 	sigset_t		 set;
@@ -310,13 +310,16 @@ child_exec(const struct child_spec *s, const char *path, const char *slave,
 	if (s->workdir != NULL && chdir(s->workdir) == -1)
 		child_fail(errfd, CHILD_STAGE_CHDIR);
 	execve(path, s->argv, s->envp);
+	/* Like execvp: a file without #! is a script for /bin/sh. */
+	if (errno == ENOEXEC && shargv != NULL)
+		execve("/bin/sh", shargv, s->envp);
 	child_fail(errfd, CHILD_STAGE_EXEC);
 }
 
 /* vfork, kept apart so no caller's variable lives across it. */
 static pid_t __attribute__((noinline))
-child_vfork(const struct child_spec *s, const char *path, const char *slave,
-    int in, int out, int err, int errfd)
+child_vfork(const struct child_spec *s, const char *path, char **shargv,
+    const char *slave, int in, int out, int err, int errfd)
 {
 	sigset_t	all, old;
 	pid_t		pid;
@@ -326,7 +329,7 @@ child_vfork(const struct child_spec *s, const char *path, const char *slave,
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = vfork();
 	if (pid == 0)
-		child_exec(s, path, slave, in, out, err, errfd);
+		child_exec(s, path, shargv, slave, in, out, err, errfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return (pid);
 }
@@ -352,14 +355,15 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 	int			 ep[2] = { -1, -1 }, ip[2] = { -1, -1 };
 	int			 op[2] = { -1, -1 }, xp[2] = { -1, -1 };
 	int			 master = -1, rc, in, out, err;
+	char			**shargv = NULL;
+	ssize_t			 i;
 	ssize_t			 n;
 	pid_t			 pid;
 
 	memset(c, 0, sizeof(*c));
 	c->master = c->in = c->out = c->err = -1;
 	/* A login shell's argv[0] is "-sh": run SHELL itself. */
-	file = s->argv[0][0] == '-' ? child_getenv(s->envp, "SHELL") :
-	    s->argv[0];
+	file = s->login ? child_getenv(s->envp, "SHELL") : s->argv[0];
 	if (file == NULL)
 		file = "/bin/sh";
 	if ((rc = child_resolve(file, s->envp, path, sizeof(path))) != 0) {
@@ -393,7 +397,21 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 		err = xp[1];
 	}
 
-	pid = child_vfork(s, path, s->pty ? slave : NULL, in, out, err, ep[1]);
+	/* Built before vfork: the child may not allocate. */
+	if (!s->login) {
+		for (n = 0; s->argv[n] != NULL; n++)
+			;
+		if ((shargv = calloc((size_t)n + 2, sizeof(char *))) == NULL)
+			goto syserr;
+		shargv[0] = "sh";
+		shargv[1] = path;
+		for (i = 1; i < n; i++)
+			shargv[i + 1] = s->argv[i];
+	}
+	pid = child_vfork(s, path, shargv, s->pty ? slave : NULL, in, out,
+	    err, ep[1]);
+	free(shargv);
+	shargv = NULL;
 	if (pid == -1)
 		goto syserr;
 	close(ep[1]);

@@ -157,6 +157,7 @@ client_send_attached(struct client *cl)
 	msgpack_sbuffer	sb;
 	msgpack_packer	pk;
 	struct fixedbuf	fb;
+	int		rc;
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
@@ -168,8 +169,20 @@ client_send_attached(struct client *cl)
 	mpack_kv_uint(&pk, "replayTo", cl->replay_to);
 	fb.p = client_wbuf + LWS_PRE;
 	if (sb.size > sizeof(client_wbuf) - LWS_PRE) {
+		/* A session object with huge args: a buffer of its own. */
+		unsigned char *big = malloc(LWS_PRE + sb.size);
+
+		if (big == NULL) {
+			msgpack_sbuffer_destroy(&sb);
+			return (-1);
+		}
+		memcpy(big + LWS_PRE, sb.data, sb.size);
+		fb.p = big + LWS_PRE;
+		fb.len = sb.size;
+		rc = client_send(cl, &fb);
+		free(big);
 		msgpack_sbuffer_destroy(&sb);
-		return (-1);
+		return (rc);
 	}
 	memcpy(fb.p, sb.data, sb.size);
 	fb.len = sb.size;
@@ -379,8 +392,9 @@ client_message(struct client *cl, const unsigned char *buf, size_t len)
 		if (worker->final || worker->in_fd == -1)
 			client_error(cl, "conflict",
 			    "the session's input is closed");
-		else
-			session_input(m.data, m.len);
+		else if (session_input(m.data, m.len) == -1)
+			client_error(cl, "unavailable", "the session's input "
+			    "queue is full");
 		break;
 	case WSMSG_EOF:
 		if (worker->req.pty)

@@ -61,6 +61,8 @@ control_code(int status)
 		return ("not_found");
 	case 409:
 		return ("conflict");
+	case 503:
+		return ("unavailable");
 	default:
 		return ("internal");
 	}
@@ -123,8 +125,11 @@ control_dispatch(struct worker_fd *wf, const msgpack_object *o, int fd)
 			    "the session's input is closed", 0);
 			return;
 		}
-		session_input(data, len);
-		control_send_reply(wf, id, 204, NULL, NULL, 0);
+		if (session_input(data, len) == -1)
+			control_send_reply(wf, id, 503, "unavailable",
+			    "the session's input queue is full", 0);
+		else
+			control_send_reply(wf, id, 204, NULL, NULL, 0);
 	} else if (mpack_streq(type, "resize")) {
 		if (mpack_get_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) !=
 		    1 || mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX,

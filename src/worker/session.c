@@ -166,24 +166,23 @@ session_input_flush(void)
 	}
 }
 
-void
+/* Queue input for the child; -1 when the queue is full (the child is stuck). */
+int
 session_input(const void *data, size_t len)
 {
 	unsigned char	*nq;
 
 	if (worker->in_fd == -1 || worker->inq_eof || len == 0)
-		return;
-	if (worker->inq_len + len > WORKER_INPUT_MAX) {
-		log_warnx("session %s: input queue full, %zu bytes dropped",
-		    worker->id, len);
-		return;
-	}
+		return (0);
+	if (worker->inq_len + len > WORKER_INPUT_MAX)
+		return (-1);
 	if ((nq = realloc(worker->inq, worker->inq_len + len)) == NULL)
-		return;
+		return (-1);
 	worker->inq = nq;
 	memcpy(worker->inq + worker->inq_len, data, len);
 	worker->inq_len += len;
 	session_input_flush();
+	return (0);
 }
 
 void

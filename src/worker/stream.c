@@ -74,6 +74,7 @@ static struct {
 	int			 quit;
 	int			 killing;
 	int			 drain_expired;
+	int64_t			 peer;		/* restricted peer's uid, or -1 */
 	uint64_t		 next_off;
 	uint64_t		 next_seq;
 	struct stream_fd	 out, err, in, sig;
@@ -365,12 +366,19 @@ stream_user(const char *name, struct passwd *pw, char *buf, size_t buflen,
 	struct passwd	*r = NULL;
 
 	if (name[0] == '\0')
-		(void)getpwuid_r(geteuid(), pw, buf, buflen, &r);
+		(void)getpwuid_r(st.peer != -1 ? (uid_t)st.peer : geteuid(), pw,
+		    buf, buflen, &r);
 	else
 		(void)getpwnam_r(name, pw, buf, buflen, &r);
 	if (r == NULL) {
 		snprintf(why, whylen, "unknown user '%s'", name);
 		*code = "spawn_failed";
+		return (-1);
+	}
+	if (st.peer != -1 && pw->pw_uid != (uid_t)st.peer) {
+		snprintf(why, whylen, "on the Unix socket you may only run "
+		    "processes as yourself");
+		*code = "forbidden";
 		return (-1);
 	}
 	if (geteuid() != 0 && pw->pw_uid != geteuid()) {
@@ -424,6 +432,7 @@ stream_start(const msgpack_object *o)
 	spec.envp = envp;
 	spec.workdir = req.workdir != NULL ? req.workdir : pw.pw_dir;
 	spec.pty = req.pty;
+	spec.login = 0;		/* a start needs command or args */
 	spec.cols = req.cols;
 	spec.rows = req.rows;
 	if (child_start(&spec, &ch, why, sizeof(why)) == -1) {
@@ -785,6 +794,8 @@ stream_main(int fd, const msgpack_object *o)
 	log_setident("lodged-stream");
 	memset(&st, 0, sizeof(st));
 	st.out.fd = st.err.fd = st.in.fd = -1;
+	if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, &st.peer) != 1)
+		st.peer = -1;
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");
 	sigemptyset(&set);

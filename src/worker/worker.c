@@ -543,6 +543,7 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	spec.argv = argv;
 	spec.envp = envp;
 	spec.workdir = worker->workdir;
+	spec.login = worker->req.command == NULL && worker->req.args == NULL;
 	spec.pty = worker->req.pty;
 	spec.cols = worker->cols;
 	spec.rows = worker->rows;

@@ -173,6 +173,7 @@ struct child_spec {
 	const char	*workdir;
 	int		 pty;
 	int		 cols, rows;
+	int		 login;	/* argv[0] is "-shell": run SHELL */
 	int		 given;		/* use fds[] for 0-2 (-1: /dev/null) */
 	int		 fds[3];
 	int		 setuser;	/* switch to uid/gid/groups first */
@@ -198,7 +199,7 @@ void	child_strv_free(char **);
 /* session.c: the child's I/O, signals, resize, delete */
 void	session_output(struct worker_fd *);
 void	session_reap(void);
-void	session_input(const void *, size_t);
+int	session_input(const void *, size_t);
 void	session_input_eof(void);
 void	session_input_flush(void);
 int	session_signal(int signo, char *why, size_t whylen);

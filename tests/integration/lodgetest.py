@@ -5,7 +5,8 @@ standard library plus python3-websockets (10.x, asyncio API) and
 python3-msgpack.  Run the test files with Debian's /usr/bin/python3.
 
 Environment:
-  LODGED             daemon binary (default: <repo>/src/lodged)
+  LODGED             daemon binary (default: <repo>/src/lodged, else
+                     <repo>/lodged where the automake build puts it)
   LODGE_TEST_LOGDIR  where daemon logs go (default: a fresh temp dir); the log
                      of a daemon is kept (and its path printed) when a test
                      that used it failed, removed otherwise
@@ -21,6 +22,7 @@ import re
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +35,14 @@ import websockets.exceptions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-LODGED = os.environ.get("LODGED", os.path.join(REPO, "src", "lodged"))
+LODGED = os.environ.get("LODGED")
+if not LODGED:
+    # the brief's default is src/lodged; the non-recursive automake build
+    # leaves the binary at the top of the tree, so fall back to that
+    LODGED = os.path.join(REPO, "src", "lodged")
+    if not os.access(LODGED, os.X_OK) and \
+            os.access(os.path.join(REPO, "lodged"), os.X_OK):
+        LODGED = os.path.join(REPO, "lodged")
 
 DEFAULT_TIMEOUT = 20.0      # generous: machines are shared and slow
 HTTP_TIMEOUT = 60.0         # DELETE may wait for a grace time
@@ -110,6 +119,14 @@ def proc_stat(pid):
     }
 
 
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        return "(%s)" % e
+
+
 def proc_status(pid):
     out = {}
     with open("/proc/%d/status" % pid) as f:
@@ -135,6 +152,43 @@ def proc_environ(pid):
 
 def all_pids():
     return [int(d) for d in os.listdir("/proc") if d.isdigit()]
+
+
+def unix_socket_inodes(prefix):
+    """{inode: path} of the Unix sockets bound under the path prefix."""
+    out = {}
+    try:
+        with open("/proc/net/unix") as f:
+            next(f)
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 8 and parts[7].startswith(prefix):
+                    out[int(parts[6])] = parts[7]
+    except OSError:
+        pass
+    return out
+
+
+def pids_holding_sockets(inodes):
+    """{pid: [paths]} of processes with an fd on one of the sockets."""
+    out = {}
+    if not inodes:
+        return out
+    for pid in all_pids():
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                ino = int(link[8:-1])
+                if ino in inodes:
+                    out.setdefault(pid, []).append(inodes[ino])
+    return out
 
 
 def children_of(pid):
@@ -206,6 +260,79 @@ class Reply:
                                     self.body[:500])
 
 
+# ------------------------------------------------------------------ cleanup
+
+def reap_rundir(rundir, extra=(), known_children=None):
+    """SIGKILL everything a daemon on rundir left behind: processes whose
+    environment carries LODGE_TEST_RUNDIR=rundir (lodged may overwrite its
+    environment block for its process titles, so this is not enough),
+    processes holding a Unix socket bound under rundir (the front's
+    lodged.sock, each worker's sessions/ID.sock), the pids in extra,
+    everything below those, and the session children in known_children
+    ({pid: starttime}; children carry no marker; a pid is matched with its
+    start time so that a recycled pid is never hit)."""
+    known_children = known_children or {}
+    me = os.getpid()
+    marker = ("LODGE_TEST_RUNDIR=" + rundir).encode()
+    for _ in range(5):
+        victims = set()
+        for pid in all_pids():
+            try:
+                with open("/proc/%d/environ" % pid, "rb") as f:
+                    env = f.read().split(b"\0")
+            except OSError:
+                continue
+            if marker in env:
+                victims.add(pid)
+        victims.update(pids_holding_sockets(unix_socket_inodes(rundir + "/")))
+        victims.update(p for p in extra if proc_exists(p))
+        for pid, start in known_children.items():
+            try:
+                if proc_stat(pid)["starttime"] == start:
+                    victims.add(pid)
+            except (OSError, ValueError, IndexError):
+                pass
+        for pid in list(victims):
+            victims.update(descendants_of(pid))
+        victims.discard(me)
+        victims = {p for p in victims if proc_exists(p)}
+        if not victims:
+            break
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.2)
+    for pid, start in known_children.items():
+        try:
+            if proc_stat(pid)["starttime"] == start:
+                os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _reaper_main(argv):
+    """`lodgetest.py --reaper TESTPID STARTTIME RUNDIR`: a watchdog that
+    cleans up after a test process that died without doing so itself
+    (killed by a timeout, SIGKILL, a crash)."""
+    test_pid, start, rundir = int(argv[0]), int(argv[1]), argv[2]
+    signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
+    while True:
+        try:
+            alive = proc_stat(test_pid)["starttime"] == start and \
+                proc_exists(test_pid)
+        except (OSError, ValueError, IndexError):
+            alive = False
+        if not alive:
+            break
+        time.sleep(0.5)
+    reap_rundir(rundir)
+    if not os.environ.get("LODGE_TEST_KEEP"):
+        shutil.rmtree(rundir, ignore_errors=True)
+    os._exit(0)
+
+
 # ------------------------------------------------------------------ daemon
 
 class DaemonError(Exception):
@@ -229,7 +356,9 @@ class Lodged:
             os.makedirs(logdir, exist_ok=True)
         else:
             logdir = os.path.dirname(self.rundir)
-        self.logpath = os.path.join(logdir, "lodged-%d.log" % self.port)
+        # the port alone is not unique across parallel test runs
+        self.logpath = os.path.join(logdir, "lodged-%d-%s.log" % (
+            self.port, os.path.basename(self.rundir).split("-")[-1]))
         self.proc = None
         self.token = None
         self._saved_token_file = None
@@ -245,6 +374,12 @@ class Lodged:
 
     def session_sock(self, sid):
         return os.path.join(self.rundir, "sessions", "%s.sock" % sid)
+
+    def socket_owners(self, path):
+        """pids of the processes holding the Unix socket bound at path."""
+        return sorted(pids_holding_sockets(
+            {i: p for i, p in unix_socket_inodes(path).items()
+             if p == path}))
 
     def argv(self, token_file=None):
         args = [LODGED, "--foreground", "--listen", "127.0.0.1:%d" % self.port,
@@ -267,12 +402,13 @@ class Lodged:
             raise DaemonError("lodged binary not found or not executable at "
                               "%s (set LODGED)" % LODGED)
         self.starts += 1
+        self._start_reaper()
         logf = open(self.logpath, "ab")
         logf.write(("\n==== start #%d: %s\n" % (
             self.starts, " ".join(self.argv(token_file)))).encode())
         logf.flush()
-        self.proc = __import__("subprocess").Popen(
-            self.argv(token_file), stdin=__import__("subprocess").DEVNULL,
+        self.proc = subprocess.Popen(
+            self.argv(token_file), stdin=subprocess.DEVNULL,
             stdout=logf, stderr=logf, env=self._env(), close_fds=True)
         logf.close()
         try:
@@ -281,6 +417,26 @@ class Lodged:
             self.keep_log = True
             self._kill_front()
             raise
+
+    def _start_reaper(self):
+        if getattr(self, "_reaper", None) is not None:
+            return
+        env = dict(os.environ)
+        env.pop("LODGE_TEST_RUNDIR", None)
+        self._reaper = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--reaper",
+             str(os.getpid()), str(proc_stat(os.getpid())["starttime"]),
+             self.rundir],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+            close_fds=True)
+
+    def _stop_reaper(self):
+        r = getattr(self, "_reaper", None)
+        if r is not None:
+            r.kill()
+            r.wait()
+            self._reaper = None
 
     def _wait_ready(self, timeout=10.0, token_file=None):
         deadline = time.monotonic() + timeout
@@ -365,45 +521,15 @@ class Lodged:
                             pass
             except Exception:
                 pass
-        # 2. the front
+        # 2. the front (remember its descendants first: a template or
+        #    workers it forked)
+        tree = set()
+        if self.proc is not None and self.proc.poll() is None:
+            tree.update(descendants_of(self.proc.pid))
         self._kill_front()
-        # 3. backstop: every process carrying our marker, and every session
-        #    child we saw (children do not carry the marker)
-        marker = "LODGE_TEST_RUNDIR=" + self.rundir
-        for _ in range(3):
-            victims = []
-            for pid in all_pids():
-                if pid == os.getpid():
-                    continue
-                try:
-                    with open("/proc/%d/environ" % pid, "rb") as f:
-                        env = f.read().split(b"\0")
-                except OSError:
-                    continue
-                if marker.encode() in env:
-                    victims.append(pid)
-            for pid, start in self.known_children.items():
-                try:
-                    if proc_stat(pid)["starttime"] == start:
-                        victims.append(pid)
-                        for d in descendants_of(pid):
-                            victims.append(d)
-                except (OSError, ValueError, IndexError):
-                    pass
-            if not victims:
-                break
-            for pid in victims:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            time.sleep(0.2)
-        for pid, start in self.known_children.items():
-            try:
-                if proc_stat(pid)["starttime"] == start:
-                    os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        # 3. backstop (see reap_rundir)
+        reap_rundir(self.rundir, tree, self.known_children)
+        self._stop_reaper()
         if not os.environ.get("LODGE_TEST_KEEP"):
             shutil.rmtree(self.rundir, ignore_errors=True)
             if self._saved_token_file:
@@ -1092,3 +1218,7 @@ class DaemonPerTest(LodgeTestMixin, unittest.IsolatedAsyncioTestCase):
 
 def main():
     unittest.main(verbosity=2)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--reaper"]:
+    _reaper_main(sys.argv[2:])

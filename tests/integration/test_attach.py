@@ -6,7 +6,6 @@ Run: /usr/bin/python3 tests/integration/test_attach.py
 
 import asyncio
 import os
-import re
 import socket
 import sys
 
@@ -364,6 +363,240 @@ class TestAttach(lt.DaemonPerClass):
         err = b"".join(d for _, t, d in c.types if t == "stderr")
         self.assertEqual(out, expected)
         self.assertEqual(err, b"tail\n")
+
+    # ---- nothing is lost at exit, in PTY mode too
+
+    async def test_pty_output_before_exit(self):
+        """The last output of a PTY session arrives before exit (the PTY
+        is drained after the child exits).  A few rounds, to catch races."""
+        n = 20000
+        for round_ in range(5):
+            s = self.create({"args": ["sh", "-c",
+                                      "read x; seq 1 %d; printf TAIL-%d"
+                                      % (n, round_)], "pty": True})
+            c = await WSClient.connect(self.d, s["id"],
+                                       label="pty round %d" % round_)
+            try:
+                await c.handshake()
+                await c.stdin(b"go\r")
+                ex = await c.recv_type("exit", timeout=60)
+                self.assertEqual(ex.get("exitCode"), 0, ex)
+                code, _ = await c.expect_close()
+                self.assertEqual(code, 1000)
+            finally:
+                await c.close()
+            out = c.output.replace(b"\r\n", b"\n")
+            self.assertTrue(out.endswith(b"\n%d\nTAIL-%d" % (n, round_)),
+                            "round %d: output lost at exit; tail %r"
+                            % (round_, out[-80:]))
+            self.assertIn(seq_bytes(n), out)
+            self.assertEqual(self.get(s["id"])["outputBytes"], c.end_offset)
+
+    async def test_exit_not_held_by_grandchild(self):
+        """A grandchild that keeps the output pipe open must not hold the
+        exit message back for long (a short drain deadline)."""
+        s = self.create({"args": ["sh", "-c",
+                                  "read x; echo first; sleep 1000 & "
+                                  "echo last; exit 4"]})
+        c = await WSClient.connect(self.d, s["id"])
+        try:
+            await c.handshake()
+            await c.stdin(b"go\n")
+            ex = await c.recv_type("exit", timeout=30)
+            self.assertEqual(ex.get("exitCode"), 4, ex)
+            self.assertEqual(c.output, b"first\nlast\n")
+        finally:
+            await c.close()
+        st = self.get(s["id"])
+        self.assertEqual(st["state"], "exited")
+        self.assertEqual(st["exitCode"], 4)
+
+    # ---- replay hygiene: the ring cuts at safe boundaries
+
+    async def test_ring_cut_at_safe_boundary(self):
+        # lines of multi-byte UTF-8 and escape sequences; the ring (4096)
+        # drops most of them, and the replay must start at a character
+        # boundary outside any escape sequence
+        unit = "\x1b[1;31m\u00e9\u20ac\U0001f600\x1b[0m\x1b]0;t\u00eftle\x07" \
+               "x\u00e9\u00e9\u20ac\n"
+        ub = unit.encode()
+        count = 600
+        expected = ub * count
+        # the positions where a replay may begin inside one unit
+        safe = set()
+        i = 0
+        for ch in unit:
+            b = ch.encode()
+            safe.add(i)
+            i += len(b)
+        # not inside "\x1b[1;31m", "\x1b[0m", "\x1b]0;t\u00eftle\x07"
+        def span(sub):
+            a = ub.index(sub.encode())
+            return set(range(a + 1, a + len(sub.encode())))
+        unsafe = span("\x1b[1;31m") | span("\x1b[0m") | \
+            span("\x1b]0;t\u00eftle\x07")
+        safe -= unsafe
+        safe.add(len(ub))
+        script = "read x; i=0; while [ $i -lt %d ]; do printf '%s'; " \
+                 "i=$((i+1)); done; exec sleep 1000" % (
+                     count, unit.replace("\x1b", "\\033")
+                     .replace("\x07", "\\007").replace("\n", "\\n"))
+        s = self.create({"args": ["bash", "-c", script], "bufferSize": 4096,
+                         "env": {"LC_ALL": "C.UTF-8"}})
+        sid = s["id"]
+        self.input(sid, "go\n")
+        wait_for(lambda: self.get(sid)["outputBytes"] == len(expected), 60,
+                 interval=0.1, what="all output")
+        r = self.log(sid)
+        start = int(r.headers["lodge-log-start"])
+        self.assertGreater(start, 0)
+        self.assertEqual(r.body, expected[start:])
+        self.assertIn(start % len(ub), safe,
+                      "log starts inside a character or an escape sequence: "
+                      "%r" % r.body[:24])
+        c = await WSClient.connect(self.d, sid)
+        try:
+            att, gap, replay = await c.handshake()
+            self.assertIn(att["replayFrom"] % len(ub), safe,
+                          "replayFrom inside a character or escape sequence:"
+                          " %r" % replay[:24])
+            self.assertEqual(replay, expected[att["replayFrom"]:])
+            replay.decode("utf-8")      # whole characters only
+        finally:
+            await c.close()
+
+    # ---- SIGWINCH on attach (full-screen programs redraw)
+
+    async def test_sigwinch_on_attach(self):
+        s = self.create({"args": ["bash", "-c",
+                                  "trap 'echo winch-$((20+1))' WINCH; "
+                                  "echo ready-$((1+1)); "
+                                  "while :; do sleep 0.1; done"],
+                         "pty": True})
+        sid = s["id"]
+        self.wait_log(sid, rb"ready-2")
+        self.assertNotIn(b"winch-21", self.log(sid).body)
+        c = await WSClient.connect(self.d, sid)
+        try:
+            await c.handshake()
+            await c.wait_output(rb"winch-21")
+        finally:
+            await c.close()
+
+    # ---- large input is not lost
+
+    async def test_large_stdin(self):
+        """2 MiB of stdin over WebSocket (and some over REST) into `cat`
+        all comes back.  A few rounds: a stall shows up only sometimes."""
+        chunk = bytes(range(256)) * 256         # 64 KiB, every byte value
+        total = 32
+        for round_ in range(30):
+            s = self.create({"args": ["cat"], "bufferSize": 8 * 1024 * 1024})
+            sid = s["id"]
+            c = await WSClient.connect(self.d, sid,
+                                       label="stdin round %d" % round_)
+            try:
+                await c.handshake()
+                for _ in range(total):
+                    await c.stdin(chunk)
+                r = self.d.request("POST", sess_path(sid, "/input"),
+                                   {"dataBase64": lt.b64(chunk)})
+                self.assertEqual(r.status, 204, r)
+                want = len(chunk) * (total + 1)
+                while c.end_offset is None or c.end_offset < want:
+                    stalled = False
+                    try:
+                        await c.recv_until(lambda m: m["type"] == "stdout",
+                                           timeout=30)
+                    except AssertionError:
+                        stalled = True
+                    if stalled:
+                        st = self.get(sid)
+                        self.fail("round %d: output stalled at %s of %d "
+                                  "bytes of input (outputBytes %d; cat "
+                                  "waits in %s)" % (
+                                      round_, c.end_offset, want,
+                                      st["outputBytes"],
+                                      lt.read_text("/proc/%d/wchan"
+                                                   % s["pid"])))
+            finally:
+                await c.close()
+            self.assertEqual(c.output, chunk * (total + 1))
+            self.assertEqual(self.get(sid)["outputBytes"], want)
+            r = self.d.request("DELETE", sess_path(sid))
+            self.assertEqual(r.status, 204, r)
+
+    # ---- connection handling
+
+    async def test_ping_pong(self):
+        s = self.create({"args": ["cat"]})
+        c = await WSClient.connect(self.d, s["id"])
+        try:
+            await c.handshake()
+            waiter = await c.ws.ping(b"lodge")
+            await asyncio.wait_for(waiter, 20)
+        finally:
+            await c.close()
+
+    async def test_abrupt_disconnect(self):
+        s = self.create({"args": ["cat"]})
+        sid = s["id"]
+        c = await WSClient.connect(self.d, sid, label="aborted")
+        await c.handshake()
+        self.wait_clients(sid, 1)
+        c.ws.transport.abort()          # no close frame: a TCP reset
+        await c.close()
+        self.wait_clients(sid, 0)
+        self.assertEqual(self.get(sid)["state"], "running")
+        c = await WSClient.connect(self.d, sid)
+        try:
+            await c.handshake()
+            await c.stdin(b"after-abort\n")
+            await c.wait_output(rb"after-abort\n")
+        finally:
+            await c.close()
+
+    async def test_many_clients(self):
+        s = self.create({"args": ["cat"]})
+        sid = s["id"]
+        clients = []
+        try:
+            for i in range(10):
+                c = await WSClient.connect(self.d, sid, label="c%d" % i,
+                                           query={"readOnly": 1}
+                                           if i % 3 == 2 else None)
+                await c.handshake()
+                clients.append(c)
+            self.wait_clients(sid, 10)
+            await clients[0].stdin(b"to-all\n")
+            for c in clients:
+                m = await c.recv_until(lambda m: m["type"] == "stdout")
+                self.assertEqual((m["offset"], m["data"]), (0, b"to-all\n"),
+                                 c.label)
+        finally:
+            for c in clients:
+                await c.close()
+        self.wait_clients(sid, 0)
+
+    async def test_delete_with_clients_attached(self):
+        s = self.create({"args": ["cat"]})
+        sid = s["id"]
+        a = await WSClient.connect(self.d, sid, label="A")
+        b = await WSClient.connect(self.d, sid, label="B",
+                                   query={"readOnly": 1})
+        try:
+            await a.handshake()
+            await b.handshake()
+            r = self.d.request("DELETE", sess_path(sid))
+            self.assertEqual(r.status, 204, r)
+            for c in (a, b):
+                code, seen = await c.expect_close(timeout=30)
+                self.assertNotIn("error", [m["type"] for m in seen],
+                                 (c.label, seen))
+        finally:
+            await a.close()
+            await b.close()
+        self.assertGone(s["pid"])
 
     # ---- 13. malformed client messages
 

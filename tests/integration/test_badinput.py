@@ -17,7 +17,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import lodgetest as lt  # noqa: E402
-from lodgetest import WSClient, sess_path, wait_for  # noqa: E402
+from lodgetest import WSClient, sess_path  # noqa: E402
 
 
 class TestNames(lt.DaemonPerClass):
@@ -149,6 +149,91 @@ class TestAuth(lt.DaemonPerClass):
         st = os.stat(d.sock_path)
         self.assertEqual(st.st_mode & 0o002, 0,
                          "the front's socket must not be world-writable")
+
+
+NOBODY_CLIENT = r"""
+import json, socket, sys
+path, method, target, body = sys.argv[1:5]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(30)
+try:
+    s.connect(path)
+except OSError as e:
+    print(json.dumps({"connect_error": e.errno}))
+    sys.exit(0)
+b = body.encode()
+s.sendall(("%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+           "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+           % (method, target, len(b))).encode() + b)
+buf = b""
+while True:
+    try:
+        c = s.recv(65536)
+    except OSError:
+        break
+    if not c:
+        break
+    buf += c
+head, _, rest = buf.partition(b"\r\n\r\n")
+status = int(head.split()[1]) if head else 0
+print(json.dumps({"status": status, "body": rest.decode(errors="replace")}))
+"""
+
+
+class TestUnixPeers(lt.DaemonPerClass):
+    """Unix sockets: access is the socket's mode and owner plus the peer's
+    credentials (PROTOCOL.md 2, 6).  The runtime dir is made 0755, as
+    systemd's RuntimeDirectory= makes /run/lodge."""
+
+    def as_nobody(self, path, method, target, body=None):
+        p = subprocess.run(
+            ["/usr/bin/python3", "-c", NOBODY_CLIENT, path, method, target,
+             json.dumps(body) if body is not None else ""],
+            user=65534, group=65534, extra_groups=[], cwd="/",
+            capture_output=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    async def test_nobody_cannot_act_as_root(self):
+        os.chmod(self.d.rundir, 0o755)
+        res = self.as_nobody(self.d.sock_path, "POST", "/v1/sessions",
+                             {"args": ["id", "-u"], "user": "root"})
+        if "connect_error" not in res:
+            self.assertIn(res["status"], (401, 403), res)
+        res = self.as_nobody(self.d.sock_path, "POST", "/v1/sessions",
+                             {"args": ["sleep", "1000"]})
+        if "connect_error" not in res and res["status"] == 201:
+            s = json.loads(res["body"])
+            self.d.note_session(s)
+            self.addCleanup(self._delete_quietly, self.d, s["id"])
+            self.assertEqual(lt.proc_status(s["pid"])["Uid"].split()[0],
+                             "65534", "a non-root peer got a root session")
+        elif "connect_error" not in res:
+            self.assertIn(res["status"], (401, 403), res)
+        for x in self.d.json("GET", "/v1/sessions")["sessions"]:
+            self.assertEqual(lt.proc_status(x["pid"])["Uid"].split()[0],
+                             "65534", x)
+
+    async def test_worker_sockets_per_user(self):
+        os.chmod(self.d.rundir, 0o755)
+        mine = self.create({"args": ["sh", "-c", "echo nobody-out; "
+                                     "exec sleep 1000"],
+                            "user": "nobody", "workDir": "/tmp"})
+        root = self.create({"args": ["sh", "-c", "echo root-secret; "
+                                     "exec sleep 1000"]})
+        self.wait_log(mine["id"], rb"nobody-out")
+        self.wait_log(root["id"], rb"root-secret")
+        # the session's user reaches its own session's socket
+        res = self.as_nobody(self.d.session_sock(mine["id"]), "GET",
+                             sess_path(mine["id"], "/log"))
+        self.assertEqual(res.get("status"), 200, res)
+        self.assertIn("nobody-out", res["body"])
+        # and nobody else's
+        res = self.as_nobody(self.d.session_sock(root["id"]), "GET",
+                             sess_path(root["id"], "/log"))
+        self.assertNotIn("root-secret", res.get("body", ""), res)
+        self.assertTrue("connect_error" in res or
+                        res["status"] in (401, 403), res)
 
 
 class TestMalformed(lt.DaemonPerClass):

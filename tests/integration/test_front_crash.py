@@ -211,6 +211,32 @@ class TestFrontCrash(lt.DaemonPerTest):
         self.assertIn("three", names)
         self.assertEqual(len(names), 3)
 
+    async def test_sigterm_front_keeps_sessions(self):
+        """A clean stop of the front (systemd restart, KillMode=process)
+        leaves sessions and attached clients running."""
+        d = self.d
+        s = self.create({"args": ["cat"], "name": "kept"})
+        c = await WSClient.connect(d, s["id"])
+        try:
+            await c.handshake()
+            await c.stdin(b"a\n")
+            await c.wait_output(rb"a\n")
+            d.proc.terminate()
+            d.proc.wait(timeout=30)
+            self.assertTrue(lt.proc_exists(s["pid"]),
+                            "SIGTERM of the front killed the session")
+            await c.stdin(b"b\n")
+            await c.wait_output(rb"a\nb\n")
+            d.restart()
+            g = self.get("kept")
+            self.assertEqual((g["id"], g["pid"], g["state"]),
+                             (s["id"], s["pid"], "running"))
+            self.assertEqual(g["outputBytes"], 4)
+            self.input("kept", "c\n")
+            await c.wait_output(rb"a\nb\nc\n")
+        finally:
+            await c.close()
+
     async def test_unix_socket_attach_through_front(self):
         """The CLI path: attach over RUNDIR/lodged.sock, no token, then the
         front dies and the connection lives on."""

@@ -1,0 +1,862 @@
+/*
+ * main.c: lodge-bench's driver: the private lodged, the sessions it made,
+ * the figures and their report (a table on stdout, results.txt,
+ * results.json and sessions.dat for gnuplot).
+ *
+ * lodged runs on a free loopback port with a temporary runtime directory;
+ * the bench reads the token it writes.  Every session a benchmark creates is
+ * deleted when the benchmark ends, and on any failure or interruption the
+ * bench deletes what is left, kills only the processes it started (by pid)
+ * and stops its lodged.
+ */
+#include <sys/types.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+int			 bench_runs = 5;
+int			 bench_quick;
+int			 bench_port;
+char			 bench_token[256];
+volatile int		 bench_interrupted;
+
+static pid_t		 lodged_pid = -1;
+char			 bench_workdir[256];	/* temp: run dir, log, dtach */
+static char		 rundir[300];
+static const char	*outdir = "bench";
+static int		 max_sessions = 1000;
+
+/* ---- sessions made by the bench ---- */
+
+struct sess	*sessions;
+int		 nsessions;
+static int	 capsessions;
+
+/* ---- figures ---- */
+
+static char		 notes[64][512];
+static int		 nnotes;
+
+static struct figure	 figures[64];
+static int		 nfigures;
+static double		 section_secs[16];
+static const char	*section_names[16];
+static int		 nsections;
+
+struct figure *
+fig_new(const char *id, const char *name, const char *unit,
+    const char *base, const char *op, double target, int absolute)
+{
+	struct figure	*f;
+
+	if (nfigures == (int)(sizeof(figures) / sizeof(*figures)))
+		fatalx("too many figures");
+	f = &figures[nfigures++];
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->unit = unit;
+	snprintf(f->base, sizeof(f->base), "%s", base != NULL ? base : "");
+	f->op = op;
+	f->target = target;
+	f->absolute = absolute;
+	return (f);
+}
+
+/* One run's value and, if the figure has one, its floor. */
+void
+fig_run(struct figure *f, double v, double b)
+{
+	if (f->n == BENCH_MAXRUNS)
+		return;
+	f->v[f->n] = v;
+	f->b[f->n] = b;
+	f->n++;
+}
+
+static int
+cmpd(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+static void
+summary(const double *in, int n, double *mn, double *md, double *mx)
+{
+	double	v[BENCH_MAXRUNS];
+
+	if (n == 0) {
+		*mn = *md = *mx = NAN;
+		return;
+	}
+	memcpy(v, in, sizeof(double) * (size_t)n);
+	qsort(v, (size_t)n, sizeof(double), cmpd);
+	*mn = v[0];
+	*mx = v[n - 1];
+	*md = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void
+fig_ratios(const struct figure *f, double *r)
+{
+	int	i;
+
+	for (i = 0; i < f->n; i++)
+		r[i] = f->b[i] != 0 ? f->v[i] / f->b[i] : NAN;
+}
+
+/* -1 no target, 0 missed, 1 met */
+static int
+fig_met(const struct figure *f)
+{
+	double	r[BENCH_MAXRUNS], mn, md, mx;
+
+	if (f->op == NULL || f->n == 0)
+		return (-1);
+	if (f->absolute)
+		summary(f->v, f->n, &mn, &md, &mx);
+	else {
+		fig_ratios(f, r);
+		summary(r, f->n, &mn, &md, &mx);
+	}
+	return (strcmp(f->op, "<=") == 0 ? md <= f->target :
+	    md >= f->target);
+}
+
+static const char *
+fmt(double v, char *buf)
+{
+	double	a = fabs(v);
+
+	if (isnan(v))
+		return ("-");
+	if (a >= 100)
+		sprintf(buf, "%.0f", v);
+	else if (a >= 10)
+		sprintf(buf, "%.1f", v);
+	else if (a >= 1)
+		sprintf(buf, "%.2f", v);
+	else
+		sprintf(buf, "%.3f", v);
+	return (buf);
+}
+
+static void
+fmt3(const double *v, int n, char *out, size_t len)
+{
+	double	mn, md, mx;
+	char	a[32], b[32], c[32];
+
+	summary(v, n, &mn, &md, &mx);
+	snprintf(out, len, "%s / %s / %s", fmt(mn, a), fmt(md, b),
+	    fmt(mx, c));
+}
+
+static void
+print_table(FILE *fp)
+{
+	struct figure	*f;
+	double		 r[BENCH_MAXRUNS], mn, md, mx;
+	char		 vals[96], bvals[96], rat[64], tgt[32], a[32], b[32];
+	char		 c[32];
+	const char	*last = "";
+	int		 i, met;
+
+	fprintf(fp, "%-3s %-48s %-5s %-22s | %-40s %-22s | %-20s | %-9s | %s\n",
+	    "", "figure", "unit", "min / median / max", "floor (same run)",
+	    "min / median / max", "ratio med (range)", "target", "met");
+	for (i = 0; i < nfigures; i++) {
+		f = &figures[i];
+		if (strcmp(last, f->id) != 0 && i > 0)
+			fprintf(fp, "\n");
+		last = f->id;
+		fmt3(f->v, f->n, vals, sizeof(vals));
+		if (f->base[0] != '\0') {
+			fmt3(f->b, f->n, bvals, sizeof(bvals));
+			fig_ratios(f, r);
+			summary(r, f->n, &mn, &md, &mx);
+			snprintf(rat, sizeof(rat), "%s (%s-%s)", fmt(md, a),
+			    fmt(mn, b), fmt(mx, c));
+		} else {
+			bvals[0] = '\0';
+			snprintf(rat, sizeof(rat), "-");
+		}
+		if (f->op != NULL)
+			snprintf(tgt, sizeof(tgt), "%s %g%s", f->op, f->target,
+			    f->absolute ? f->unit : "x");
+		else
+			snprintf(tgt, sizeof(tgt), "-");
+		met = fig_met(f);
+		fprintf(fp, "%-3s %-48s %-5s %-22s | %-40s %-22s | %-20s | "
+		    "%-9s | %s\n", f->id, f->name, f->unit, vals,
+		    f->base[0] ? f->base : "-", bvals, rat, tgt,
+		    met == -1 ? "" : met ? "yes" : "NO");
+	}
+}
+
+static void
+json_str(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', fp);
+		if ((unsigned char)*s < 0x20)
+			fprintf(fp, "\\u%04x", *s);
+		else
+			fputc(*s, fp);
+	}
+	fputc('"', fp);
+}
+
+static void
+json_num(FILE *fp, double v)
+{
+	if (isnan(v) || isinf(v))
+		fprintf(fp, "null");
+	else
+		fprintf(fp, "%.6g", v);
+}
+
+static void
+json_runs(FILE *fp, const char *key, const double *v, int n)
+{
+	double	mn, md, mx;
+	int	i;
+
+	summary(v, n, &mn, &md, &mx);
+	fprintf(fp, "\"%s\": {\"runs\": [", key);
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			fprintf(fp, ", ");
+		json_num(fp, v[i]);
+	}
+	fprintf(fp, "], \"min\": ");
+	json_num(fp, mn);
+	fprintf(fp, ", \"median\": ");
+	json_num(fp, md);
+	fprintf(fp, ", \"max\": ");
+	json_num(fp, mx);
+	fprintf(fp, "}");
+}
+
+struct machine {
+	char	date[64];
+	char	model[128];
+	char	kernel[256];
+	long	nproc;
+	long	mem_mb;
+	char	lodged[256];
+};
+
+static void
+machine_info(struct machine *m)
+{
+	struct utsname	 u;
+	time_t		 t = time(NULL);
+	FILE		*f;
+	char		 line[512], *p;
+
+	memset(m, 0, sizeof(*m));
+	strftime(m->date, sizeof(m->date), "%Y-%m-%d %H:%M UTC", gmtime(&t));
+	m->nproc = sysconf(_SC_NPROCESSORS_ONLN);
+	m->mem_mb = (long)((double)sysconf(_SC_PHYS_PAGES) *
+	    (double)sysconf(_SC_PAGESIZE) / (1024.0 * 1024.0));
+	if (uname(&u) == 0)
+		snprintf(m->kernel, sizeof(m->kernel), "%s %s %s", u.sysname,
+		    u.release, u.machine);
+	if ((f = fopen("/proc/cpuinfo", "re")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (strncmp(line, "model name", 10) == 0 &&
+			    (p = strchr(line, ':')) != NULL) {
+				p += 2;
+				p[strcspn(p, "\n")] = '\0';
+				snprintf(m->model, sizeof(m->model), "%s", p);
+				break;
+			}
+		}
+		fclose(f);
+	}
+}
+
+static void
+print_header(FILE *fp, const struct machine *m)
+{
+	fprintf(fp, "lodge-bench  %s\n", m->date);
+	fprintf(fp, "machine: %ld CPUs, %s, %ld MiB RAM, %s\n", m->nproc,
+	    m->model, m->mem_mb, m->kernel);
+	fprintf(fp, "lodged: %s; %d runs per figure; ratio = figure / floor "
+	    "of the same run, median over runs%s\n\n", m->lodged, bench_runs,
+	    bench_quick ? "; QUICK MODE (reduced sizes)" : "");
+}
+
+static void
+write_results(const struct machine *m)
+{
+	struct figure	*f;
+	double		 r[BENCH_MAXRUNS];
+	char		 path[512];
+	FILE		*fp;
+	int		 i, met;
+
+	snprintf(path, sizeof(path), "%s/results.txt", outdir);
+	if ((fp = fopen(path, "w")) == NULL)
+		fatalx("%s: %s", path, strerror(errno));
+	print_header(fp, m);
+	print_table(fp);
+	fprintf(fp, "\n");
+	for (i = 0; i < nsections; i++)
+		fprintf(fp, "%s took %.1f s\n", section_names[i],
+		    section_secs[i]);
+	fclose(fp);
+
+	snprintf(path, sizeof(path), "%s/results.json", outdir);
+	if ((fp = fopen(path, "w")) == NULL)
+		fatalx("%s: %s", path, strerror(errno));
+	fprintf(fp, "{\n  \"date\": ");
+	json_str(fp, m->date);
+	fprintf(fp, ",\n  \"machine\": {\"nproc\": %ld, \"model\": ",
+	    m->nproc);
+	json_str(fp, m->model);
+	fprintf(fp, ", \"memory_mib\": %ld, \"kernel\": ", m->mem_mb);
+	json_str(fp, m->kernel);
+	fprintf(fp, "},\n  \"lodged\": ");
+	json_str(fp, m->lodged);
+	fprintf(fp, ",\n  \"runs\": %d,\n  \"quick\": %s,\n  \"sections\": {",
+	    bench_runs, bench_quick ? "true" : "false");
+	for (i = 0; i < nsections; i++)
+		fprintf(fp, "%s\"%s\": %.1f", i ? ", " : "", section_names[i],
+		    section_secs[i]);
+	fprintf(fp, "},\n  \"figures\": [\n");
+	for (i = 0; i < nfigures; i++) {
+		f = &figures[i];
+		fprintf(fp, "    {\"id\": \"%s\", \"name\": ", f->id);
+		json_str(fp, f->name);
+		fprintf(fp, ", \"unit\": ");
+		json_str(fp, f->unit);
+		fprintf(fp, ",\n     ");
+		json_runs(fp, "value", f->v, f->n);
+		if (f->base[0] != '\0') {
+			fprintf(fp, ",\n     \"floor_name\": ");
+			json_str(fp, f->base);
+			fprintf(fp, ",\n     ");
+			json_runs(fp, "floor", f->b, f->n);
+			fig_ratios(f, r);
+			fprintf(fp, ",\n     ");
+			json_runs(fp, "ratio", r, f->n);
+		}
+		if (f->op != NULL) {
+			met = fig_met(f);
+			fprintf(fp, ",\n     \"target\": {\"op\": \"%s\", "
+			    "\"value\": %g, \"on\": \"%s\"}, \"met\": %s",
+			    f->op, f->target, f->absolute ? "value" : "ratio",
+			    met ? "true" : "false");
+		}
+		fprintf(fp, "}%s\n", i + 1 < nfigures ? "," : "");
+	}
+	fprintf(fp, "  ],\n  \"notes\": [");
+	for (i = 0; i < nnotes; i++) {
+		fprintf(fp, "%s\n    ", i ? "," : "");
+		json_str(fp, notes[i]);
+	}
+	fprintf(fp, "\n  ]\n}\n");
+	fclose(fp);
+}
+
+void
+note(const char *fmtstr, ...)
+{
+	va_list	ap;
+
+	if (nnotes == 64)
+		return;
+	va_start(ap, fmtstr);
+	vsnprintf(notes[nnotes++], sizeof(notes[0]), fmtstr, ap);
+	va_end(ap);
+	fprintf(stderr, "  note: %s\n", notes[nnotes - 1]);
+}
+
+/* ---- the private lodged ---- */
+
+static int
+free_port(void)
+{
+	struct sockaddr_in	sin;
+	socklen_t		sl = sizeof(sin);
+	int			fd, port;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		fatalx("socket: %s", strerror(errno));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &sl) == -1)
+		fatalx("bind: %s", strerror(errno));
+	port = ntohs(sin.sin_port);
+	close(fd);
+	return (port);
+}
+
+static int
+lodged_try(const char *lodged)
+{
+	char	listen[64], maxs[32], path[600], log[600];
+	struct http h;
+	FILE	*f;
+	pid_t	 pid;
+	int	 fd, i, st;
+
+	bench_port = free_port();
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", bench_port);
+	snprintf(maxs, sizeof(maxs), "%d", max_sessions + 64);
+	snprintf(log, sizeof(log), "%s/lodged.log", bench_workdir);
+	if ((pid = fork()) == -1)
+		fatalx("fork: %s", strerror(errno));
+	if (pid == 0) {
+		if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644)) != -1) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(lodged, lodged, "--foreground", "--listen", listen,
+		    "--runtime-dir", rundir, "--max-sessions", maxs,
+		    (char *)NULL);
+		_exit(127);
+	}
+	lodged_pid = pid;
+	pids_track(pid);
+	snprintf(path, sizeof(path), "%s/token", rundir);
+	for (i = 0; i < 200; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			pids_untrack(pid);
+			lodged_pid = -1;
+			return (-1);
+		}
+		if ((f = fopen(path, "re")) != NULL) {
+			if (fgets(bench_token, sizeof(bench_token), f) != NULL)
+				bench_token[strcspn(bench_token, "\r\n")] = '\0';
+			fclose(f);
+			if (bench_token[0] != '\0' && http_open(&h) == 0) {
+				if (http_call(&h, "GET", "/v1/health", NULL) ==
+				    0 && h.status == 200) {
+					http_close(&h);
+					return (0);
+				}
+				http_close(&h);
+			}
+		}
+		usleep(50000);
+	}
+	fatalx("lodged did not come up; see %s", log);
+}
+
+static void
+lodged_start(const char *lodged)
+{
+	int	i;
+
+	snprintf(rundir, sizeof(rundir), "%s/run", bench_workdir);
+	for (i = 0; i < 3; i++)
+		if (lodged_try(lodged) == 0)
+			return;
+	fatalx("lodged exited at start; see %s/lodged.log", bench_workdir);
+}
+
+static void
+lodged_stop(void)
+{
+	int	i, st;
+
+	if (lodged_pid <= 0)
+		return;
+	(void)kill(lodged_pid, SIGTERM);
+	for (i = 0; i < 100; i++) {
+		if (waitpid(lodged_pid, &st, WNOHANG) == lodged_pid)
+			break;
+		usleep(20000);
+	}
+	if (i == 100) {
+		(void)kill(lodged_pid, SIGKILL);
+		(void)waitpid(lodged_pid, &st, 0);
+	}
+	pids_untrack(lodged_pid);
+	lodged_pid = -1;
+}
+
+pid_t
+bench_front_pid(void)
+{
+	return (lodged_pid);
+}
+
+pid_t
+bench_template_pid(void)
+{
+	pid_t	pid;
+
+	if ((pid = proc_child_named(lodged_pid, "template")) == -1)
+		fatalx("cannot find lodged's template process");
+	return (pid);
+}
+
+/* ---- sessions ---- */
+
+struct sess *
+sess_create(struct http *h, const char *body, double *ms)
+{
+	struct sess	*s;
+	json_error_t	 err;
+	json_t		*j;
+	const char	*id;
+	double		 t0 = now_ms();
+
+	if (http_call(h, "POST", "/v1/sessions", body) == -1)
+		fatalx("POST /v1/sessions: connection failed");
+	if (ms != NULL)
+		*ms = now_ms() - t0;
+	if (h->status != 201)
+		fatalx("POST /v1/sessions %s: %d %s", body, h->status, h->body);
+	if ((j = json_loadb(h->body, h->body_len, 0, &err)) == NULL ||
+	    (id = json_string_value(json_object_get(j, "id"))) == NULL)
+		fatalx("POST /v1/sessions: bad reply %s", h->body);
+	if (nsessions == capsessions) {
+		capsessions = capsessions ? capsessions * 2 : 64;
+		if ((sessions = realloc(sessions, (size_t)capsessions *
+		    sizeof(*sessions))) == NULL)
+			fatalx("out of memory");
+	}
+	s = &sessions[nsessions++];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	s->child = (pid_t)json_integer_value(json_object_get(j, "pid"));
+	json_decref(j);
+	s->worker = proc_ppid(s->child);
+	pids_track(s->worker);
+	return (s);
+}
+
+json_t *
+sess_get(struct http *h, const struct sess *s)
+{
+	char		 path[256];
+	json_error_t	 err;
+	json_t		*j;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s", s->id);
+	if (http_call(h, "GET", path, NULL) == -1 || h->status != 200)
+		fatalx("GET %s failed", path);
+	if ((j = json_loadb(h->body, h->body_len, 0, &err)) == NULL)
+		fatalx("GET %s: bad reply", path);
+	return (j);
+}
+
+/* DELETE every session, over up to 16 connections at once; seconds. */
+double
+sess_delete_all(void)
+{
+	struct http	 h[16];
+	struct pollfd	 pfd[16];
+	int		 inflight[16], k = nsessions < 16 ? nsessions : 16;
+	int		 next = 0, done = 0, i, tries;
+	char		 path[256];
+	double		 t0 = now_ms(), t;
+
+	for (i = 0; i < k; i++) {
+		if (http_open(&h[i]) == -1)
+			fatalx("cannot connect to lodged");
+		snprintf(path, sizeof(path), "/v1/sessions/%s",
+		    sessions[next].id);
+		if (http_send(&h[i], "DELETE", path, NULL) == -1)
+			fatalx("DELETE: send failed");
+		inflight[i] = next++;
+	}
+	while (done < nsessions) {
+		for (i = 0; i < k; i++) {
+			pfd[i].fd = inflight[i] >= 0 ? h[i].fd : -1;
+			pfd[i].events = POLLIN;
+		}
+		if (poll(pfd, (nfds_t)k, 60000) <= 0) {
+			if (errno == EINTR && !bench_interrupted)
+				continue;
+			fatalx("DELETE: no answer");
+		}
+		for (i = 0; i < k; i++) {
+			if (inflight[i] < 0 || !(pfd[i].revents & (POLLIN |
+			    POLLHUP | POLLERR)))
+				continue;
+			if (http_recv(&h[i]) == -1 || (h[i].status != 204 &&
+			    h[i].status != 404))
+				fatalx("DELETE session: %d", h[i].status);
+			done++;
+			inflight[i] = -1;
+			if (next < nsessions) {
+				snprintf(path, sizeof(path), "/v1/sessions/%s",
+				    sessions[next].id);
+				if (http_send(&h[i], "DELETE", path, NULL) == -1)
+					fatalx("DELETE: send failed");
+				inflight[i] = next++;
+			}
+		}
+	}
+	t = (now_ms() - t0) / 1e3;
+	for (i = 0; i < k; i++)
+		http_close(&h[i]);
+	/* The workers leave after answering; wait, then make sure. */
+	for (tries = 0; tries < 250; tries++) {
+		for (i = 0; i < nsessions; i++)
+			if (proc_alive(sessions[i].worker))
+				break;
+		if (i == nsessions)
+			break;
+		usleep(20000);
+	}
+	for (i = 0; i < nsessions; i++) {
+		if (proc_alive(sessions[i].worker)) {
+			note("worker %d of session %s still there 5 s after "
+			    "DELETE; killed", (int)sessions[i].worker,
+			    sessions[i].id);
+			(void)kill(sessions[i].worker, SIGKILL);
+		}
+		pids_untrack(sessions[i].worker);
+	}
+	nsessions = 0;
+	return (t);
+}
+
+/* Attach and read up to "live"; replayed output bytes. */
+uint64_t
+sess_attach(struct ws *w, const struct sess *s, const char *query)
+{
+	char			 path[512];
+	const unsigned char	*p;
+	const msgpack_object	*o;
+	const char		*d;
+	size_t			 n, dn;
+	uint64_t		 replay = 0;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s/attach%s", s->id,
+	    query != NULL ? query : "");
+	if (ws_open(w, path) == -1)
+		fatalx("attach %s: handshake failed", s->id);
+	for (;;) {
+		if (ws_recv(w, &p, &n) != 1)
+			fatalx("attach %s: closed before live (code %d)", s->id,
+			    w->close_code);
+		if ((o = ws_decode(w, p, n)) == NULL)
+			fatalx("attach: not a msgpack map");
+		if (mp_type_is(o, "live"))
+			return (replay);
+		if ((mp_type_is(o, "stdout") || mp_type_is(o, "stderr")) &&
+		    mp_bin(o, "data", &d, &dn) == 0)
+			replay += dn;
+		else if (mp_type_is(o, "error"))
+			fatalx("attach: error message");
+	}
+}
+
+/* A msgpack {"type":"stdin","data":bin} message. */
+void
+pack_stdin(msgpack_sbuffer *sb, const void *data, size_t len)
+{
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_clear(sb);
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 2);
+	msgpack_pack_str_with_body(&pk, "type", 4);
+	msgpack_pack_str_with_body(&pk, "stdin", 5);
+	msgpack_pack_str_with_body(&pk, "data", 4);
+	msgpack_pack_bin_with_body(&pk, data, len);
+}
+
+/* ---- cleanup ---- */
+
+void
+bench_cleanup(void)
+{
+	static int	in_cleanup;
+
+	if (in_cleanup++)
+		return;
+	alarm(0);
+	bench_interrupted = 0;
+	if (nsessions > 0 && lodged_pid > 0) {
+		fprintf(stderr, "lodge-bench: deleting %d sessions\n",
+		    nsessions);
+		(void)sess_delete_all();
+	}
+	lodged_stop();
+	pids_kill_all();
+	if (bench_workdir[0] != '\0' && getenv("LODGE_BENCH_KEEP") == NULL) {
+		char	*argv[] = { "rm", "-rf", bench_workdir, NULL };
+		pid_t	 pid = spawn_cmd(argv, -1, -1, -1);
+
+		wait_pid(pid, NULL);
+	}
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	bench_interrupted = 1;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: lodge-bench [--lodged PATH] [--outdir DIR] "
+	    "[--runs N (5)] [--quick]\n"
+	    "                   [--only B1,B2,...] [--time-limit SECONDS "
+	    "(570)]\n");
+	exit(2);
+}
+
+static const struct {
+	const char	*id;
+	void		(*fn)(void);
+} benches[] = {
+	{ "B1", bench_b1 },
+	{ "B2", bench_b2 },
+	{ "B3", bench_b3 },
+	{ "B4", bench_b4 },
+	{ "B5", bench_b5 },
+	{ "B6", bench_b6 },
+	{ "B7", bench_b7 },
+};
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "lodged", required_argument, NULL, 'l' },
+		{ "outdir", required_argument, NULL, 'o' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "only", required_argument, NULL, 'b' },
+		{ "time-limit", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sigaction	 sa;
+	struct rlimit		 rl;
+	struct machine		 m;
+	const char		*lodged = "./lodged", *only = NULL;
+	char			 abspath[4096], cmd[4200];
+	FILE			*p;
+	double			 t0, tall = now_ms();
+	int			 ch, i, limit = 570;
+	size_t			 k;
+
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'l': lodged = optarg; break;
+		case 'o': outdir = optarg; break;
+		case 'r':
+			bench_runs = atoi(optarg);
+			if (bench_runs < 1 || bench_runs > BENCH_MAXRUNS)
+				usage();
+			break;
+		case 'q': bench_quick = 1; break;
+		case 'b': only = optarg; break;
+		case 't': limit = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	if (realpath(lodged, abspath) == NULL || access(abspath, X_OK) != 0) {
+		fprintf(stderr, "lodge-bench: %s: not an executable\n", lodged);
+		exit(2);
+	}
+	lodged = abspath;
+	max_sessions = bench_quick ? 100 : 1000;
+
+	/* 1,000 sessions hold a control socket each in the front. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 16384) {
+		rl.rlim_cur = rl.rlim_max < 16384 ? rl.rlim_max : 16384;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: blocked calls end */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (limit > 0)
+		alarm((unsigned)limit);
+
+	snprintf(bench_workdir, sizeof(bench_workdir), "/tmp/lodge-bench.XXXXXX");
+	if (mkdtemp(bench_workdir) == NULL)
+		fatalx("mkdtemp: %s", strerror(errno));
+	machine_info(&m);
+	snprintf(cmd, sizeof(cmd), "%s --version 2>&1", lodged);
+	if ((p = popen(cmd, "r")) != NULL) {
+		if (fgets(m.lodged, sizeof(m.lodged), p) != NULL)
+			m.lodged[strcspn(m.lodged, "\n")] = '\0';
+		pclose(p);
+	}
+	if ((p = popen("git describe --always --dirty 2>/dev/null", "r")) !=
+	    NULL) {
+		char	rev[64];
+
+		if (fgets(rev, sizeof(rev), p) != NULL) {
+			rev[strcspn(rev, "\n")] = '\0';
+			k = strlen(m.lodged);
+			snprintf(m.lodged + k, sizeof(m.lodged) - k,
+			    " (git %s)", rev);
+		}
+		pclose(p);
+	}
+	lodged_start(lodged);
+	fprintf(stderr, "lodge-bench: lodged pid %d on 127.0.0.1:%d, "
+	    "runtime dir %s\n", (int)lodged_pid, bench_port, rundir);
+
+	for (k = 0; k < sizeof(benches) / sizeof(*benches); k++) {
+		if (only != NULL && strstr(only, benches[k].id) == NULL)
+			continue;
+		fprintf(stderr, "lodge-bench: %s\n", benches[k].id);
+		t0 = now_ms();
+		benches[k].fn();
+		if (nsessions > 0)
+			(void)sess_delete_all();
+		section_names[nsections] = benches[k].id;
+		section_secs[nsections++] = (now_ms() - t0) / 1e3;
+		fprintf(stderr, "lodge-bench: %s took %.1f s\n", benches[k].id,
+		    section_secs[nsections - 1]);
+	}
+	bench_cleanup();
+
+	section_names[nsections] = "all";
+	section_secs[nsections++] = (now_ms() - tall) / 1e3;
+	print_header(stdout, &m);
+	print_table(stdout);
+	printf("\n");
+	for (i = 0; i < nnotes; i++)
+		printf("note: %s\n", notes[i]);
+	write_results(&m);
+	write_sessions_dat(outdir);
+	return (0);
+}

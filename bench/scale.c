@@ -1,0 +1,346 @@
+/*
+ * scale.c: B6, sessions at scale.
+ *
+ * Create 1,000 PTY sessions running `cat`, one after the other on one
+ * keep-alive connection, timing each POST.  At 10, 100 and 1,000 sessions:
+ * the PSS of every idle worker ("lodged: session ID", the parent of the
+ * session's cat) from /proc/PID/smaps_rollup, and GET /v1/sessions latency
+ * (GET /v1/health alongside, the same HTTP path without the list).  Floors
+ * of the same run: posix_spawn + waitpid of /bin/true, and the PSS of
+ * dtach's per-session process (20 `dtach -n SOCK cat` sessions).  Then every
+ * session is deleted.  sessions.dat (for gnuplot) gets the medians.
+ */
+#include <sys/types.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define B6_LEVELS	3
+#define B6_DTACH	20
+
+static const int	levels_full[B6_LEVELS] = { 10, 100, 1000 };
+static const int	levels_quick[B6_LEVELS] = { 10, 30, 100 };
+
+/* Per level, per run: what sessions.dat plots. */
+static struct {
+	int	sessions;
+	double	pss_total_mb[BENCH_MAXRUNS];
+	double	pss_avg_kb[BENCH_MAXRUNS];
+	double	create_p50[BENCH_MAXRUNS];	/* sessions since the last level */
+	double	create_total[BENCH_MAXRUNS];	/* s, all sessions so far */
+	double	dtach_total_mb[BENCH_MAXRUNS];
+	double	get_p99[BENCH_MAXRUNS];
+	double	spawn_p50[BENCH_MAXRUNS];
+	int	n;
+} level_data[B6_LEVELS];
+static int	b6_done;
+
+struct smaps {
+	long	rss, pss, pss_anon, pss_file, private_dirty, private_clean;
+};
+
+static int
+smaps_read(pid_t pid, struct smaps *m)
+{
+	char	path[64], line[256];
+	FILE	*f;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return (-1);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "Rss:", 4) == 0)
+			m->rss = strtol(line + 4, NULL, 10);
+		else if (strncmp(line, "Pss:", 4) == 0)
+			m->pss = strtol(line + 4, NULL, 10);
+		else if (strncmp(line, "Pss_Anon:", 9) == 0)
+			m->pss_anon = strtol(line + 9, NULL, 10);
+		else if (strncmp(line, "Pss_File:", 9) == 0)
+			m->pss_file = strtol(line + 9, NULL, 10);
+		else if (strncmp(line, "Private_Dirty:", 14) == 0)
+			m->private_dirty = strtol(line + 14, NULL, 10);
+		else if (strncmp(line, "Private_Clean:", 14) == 0)
+			m->private_clean = strtol(line + 14, NULL, 10);
+	}
+	fclose(f);
+	return (0);
+}
+
+static double
+median(const double *v, int n)
+{
+	double	s[BENCH_MAXRUNS], t;
+	int	i, j;
+
+	if (n == 0)
+		return (NAN);
+	memcpy(s, v, sizeof(double) * (size_t)n);
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && s[j - 1] > s[j]; j--) {
+			t = s[j];
+			s[j] = s[j - 1];
+			s[j - 1] = t;
+		}
+	return (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2);
+}
+
+void
+write_sessions_dat(const char *outdir)
+{
+	char	path[512];
+	FILE	*f;
+	int	k;
+
+	if (!b6_done)
+		return;
+	snprintf(path, sizeof(path), "%s/sessions.dat", outdir);
+	if ((f = fopen(path, "w")) == NULL)
+		fatalx("%s: cannot write", path);
+	fprintf(f, "# lodge-bench B6, medians over %d runs\n"
+	    "# sessions  worker_pss_total_MiB  worker_pss_avg_kB  "
+	    "create_p50_ms  create_total_s  dtach_pss_total_MiB  "
+	    "get_sessions_p99_ms  posix_spawn_p50_ms\n", level_data[0].n);
+	for (k = 0; k < B6_LEVELS; k++)
+		fprintf(f, "%d %.2f %.1f %.3f %.3f %.2f %.3f %.3f\n",
+		    level_data[k].sessions,
+		    median(level_data[k].pss_total_mb, level_data[k].n),
+		    median(level_data[k].pss_avg_kb, level_data[k].n),
+		    median(level_data[k].create_p50, level_data[k].n),
+		    median(level_data[k].create_total, level_data[k].n),
+		    median(level_data[k].dtach_total_mb, level_data[k].n),
+		    median(level_data[k].get_p99, level_data[k].n),
+		    median(level_data[k].spawn_p50, level_data[k].n));
+	fclose(f);
+}
+
+/* Idle cost: the workers' wakeups and CPU over 2 s of doing nothing. */
+static void
+b6_idle(double *v, struct figure *fwake, struct figure *fidle)
+{
+	double	ns, sl, tns = 0, tsl = 0, t0, secs;
+	int	k;
+
+	t0 = now_ms();
+	for (k = 0; k < nsessions; k++)
+		if (proc_sched(sessions[k].worker, &v[2 * k], &v[2 * k + 1]) ==
+		    -1)
+			fatalx("B6: a worker is gone");
+	usleep(2000000);
+	for (k = 0; k < nsessions; k++) {
+		if (proc_sched(sessions[k].worker, &ns, &sl) == -1)
+			fatalx("B6: a worker is gone");
+		tns += ns - v[2 * k];
+		tsl += sl - v[2 * k + 1];
+	}
+	secs = (now_ms() - t0) / 1e3;
+	fig_run(fwake, tsl / nsessions / secs, NAN);
+	fig_run(fidle, tns / 1e9 / secs * 100, NAN);
+}
+
+void
+bench_b6(void)
+{
+	const char	*body = "{\"args\":[\"cat\"],\"pty\":true}";
+	const int	*lv = bench_quick ? levels_quick : levels_full;
+	int		 max = lv[B6_LEVELS - 1], nget = bench_quick ? 30 : 100;
+	struct samples	 all = { 0 }, bracket = { 0 }, spawn = { 0 };
+	struct samples	 get = { 0 }, health = { 0 };
+	struct figure	*ftotal, *fc50, *fc99, *fg50, *fg99, *fdel;
+	struct figure	*ffront, *ftmpl, *fwork, *fwake, *fidle;
+	struct sess	*ns;
+	pid_t		 front = bench_front_pid(), tmpl = bench_template_pid();
+	double		 cf, ct, cw, f0, m0, *idle0;
+	struct figure	*fpss[B6_LEVELS], *ftot[B6_LEVELS];
+	struct smaps	 sm;
+	struct http	 h;
+	json_t		*j;
+	char		 name[96], bname[96];
+	double		 ms, dpss, drss, ddirty, sum, t0, tpss, tanon, tfile, tdirty;
+	double		 trss;
+	int		 r, i, k, lvl, got;
+
+	snprintf(name, sizeof(name), "create %d PTY sessions (cat): total",
+	    max);
+	ftotal = fig_new("B6", name, "s", NULL, NULL, 0, 0);
+	snprintf(name, sizeof(name), "create p50 (all %d)", max);
+	fc50 = fig_new("B6", name, "ms", "posix_spawn+waitpid /bin/true p50",
+	    "<=", 2.5, 0);
+	snprintf(name, sizeof(name), "create p99 (all %d)", max);
+	fc99 = fig_new("B6", name, "ms", "posix_spawn+waitpid /bin/true p99",
+	    NULL, 0, 0);
+	snprintf(name, sizeof(name), "GET /v1/sessions p50 at %d", max);
+	fg50 = fig_new("B6", name, "ms", "GET /v1/health p50", NULL, 0, 0);
+	snprintf(name, sizeof(name), "GET /v1/sessions p99 at %d", max);
+	fg99 = fig_new("B6", name, "ms", "GET /v1/health p99", "<=", 20, 1);
+	snprintf(bname, sizeof(bname), "dtach master PSS (%d sessions)",
+	    B6_DTACH);
+	for (k = 0; k < B6_LEVELS; k++) {
+		snprintf(name, sizeof(name), "idle worker PSS, avg at %d "
+		    "sessions", lv[k]);
+		fpss[k] = fig_new("B6", name, "kB", bname, "<=", 2.0, 0);
+	}
+	for (k = 0; k < B6_LEVELS; k++) {
+		snprintf(name, sizeof(name), "idle worker PSS, total at %d "
+		    "sessions", lv[k]);
+		ftot[k] = fig_new("B6", name, "MiB", NULL, NULL, 0, 0);
+		level_data[k].sessions = lv[k];
+	}
+	snprintf(name, sizeof(name), "context: DELETE %d sessions "
+	    "(16 connections)", max);
+	fdel = fig_new("B6", name, "s", NULL, NULL, 0, 0);
+	ffront = fig_new("B6", "context: front CPU per create", "us", NULL,
+	    NULL, 0, 0);
+	ftmpl = fig_new("B6", "context: template CPU per create", "us", NULL,
+	    NULL, 0, 0);
+	fwork = fig_new("B6", "context: worker CPU from fork to created", "us",
+	    NULL, NULL, 0, 0);
+	snprintf(name, sizeof(name), "context: idle worker wakeups at %d", max);
+	fwake = fig_new("B6", name, "1/s", NULL, NULL, 0, 0);
+	snprintf(name, sizeof(name), "context: idle CPU of all %d workers",
+	    max);
+	fidle = fig_new("B6", name, "%cpu", NULL, NULL, 0, 0);
+	if ((idle0 = calloc((size_t)max * 2, sizeof(double))) == NULL)
+		fatalx("out of memory");
+
+	for (r = 0; r < bench_runs; r++) {
+		samples_reset(&all);
+		samples_reset(&spawn);
+		if (floor_dtach_pss(bench_workdir, B6_DTACH, &dpss, &drss,
+		    &ddirty) == -1) {
+			if (r == 0)
+				note("B6: dtach is not installed (apt-get install "
+				    "dtach): no PSS floor");
+			dpss = drss = ddirty = NAN;
+		}
+		progress("B6 run %d: dtach master PSS %.0f kB, RSS %.0f kB, "
+		    "private dirty %.0f kB", r + 1, dpss, drss, ddirty);
+		if (r == 0)
+			note("B6: dtach master (%d sessions): PSS %.0f kB, RSS "
+			    "%.0f kB, private dirty %.0f kB", B6_DTACH, dpss,
+			    drss, ddirty);
+		floor_spawn_true(&spawn, 300);
+		if (http_open(&h) == -1)
+			fatalx("cannot connect to lodged");
+		sum = cf = ct = cw = 0;
+		for (lvl = 0, i = 0; i < max; i++) {
+			f0 = proc_cpu_ns(front);
+			m0 = proc_cpu_ns(tmpl);
+			ns = sess_create(&h, body, &ms);
+			cf += proc_cpu_ns(front) - f0;
+			ct += proc_cpu_ns(tmpl) - m0;
+			cw += proc_cpu_ns(ns->worker);
+			samples_add(&all, ms);
+			samples_add(&bracket, ms);
+			sum += ms;
+			if ((i & 63) == 0)
+				check_interrupt();
+			if (i + 1 != lv[lvl])
+				continue;
+			/* A level: let the new workers settle, measure. */
+			usleep(200000);
+			tpss = tanon = tfile = tdirty = trss = 0;
+			for (k = 0; k < nsessions; k++) {
+				if (smaps_read(sessions[k].worker, &sm) == -1)
+					fatalx("B6: worker %d of session %s is "
+					    "gone", (int)sessions[k].worker,
+					    sessions[k].id);
+				tpss += sm.pss;
+				tanon += sm.pss_anon;
+				tfile += sm.pss_file;
+				tdirty += sm.private_dirty;
+				trss += sm.rss;
+			}
+			fig_run(fpss[lvl], tpss / nsessions, dpss);
+			fig_run(ftot[lvl], tpss / 1024.0, NAN);
+			samples_reset(&get);
+			samples_reset(&health);
+			for (k = 0; k < nget; k++) {
+				t0 = now_ms();
+				if (http_call(&h, "GET", "/v1/sessions", NULL)
+				    == -1 || h.status != 200)
+					fatalx("GET /v1/sessions failed");
+				samples_add(&get, now_ms() - t0);
+				if (k == 0) {
+					j = json_loadb(h.body, h.body_len, 0,
+					    NULL);
+					got = (int)json_array_size(
+					    json_object_get(j, "sessions"));
+					json_decref(j);
+					if (got != nsessions)
+						fatalx("GET /v1/sessions: %d "
+						    "sessions, want %d", got,
+						    nsessions);
+				}
+				t0 = now_ms();
+				if (http_call(&h, "GET", "/v1/health", NULL)
+				    == -1 || h.status != 200)
+					fatalx("GET /v1/health failed");
+				samples_add(&health, now_ms() - t0);
+			}
+			level_data[lvl].pss_total_mb[r] = tpss / 1024.0;
+			level_data[lvl].pss_avg_kb[r] = tpss / nsessions;
+			level_data[lvl].create_p50[r] = samples_pct(&bracket,
+			    50);
+			level_data[lvl].create_total[r] = sum / 1e3;
+			level_data[lvl].dtach_total_mb[r] = dpss * lv[lvl] /
+			    1024.0;
+			level_data[lvl].get_p99[r] = samples_pct(&get, 99);
+			level_data[lvl].spawn_p50[r] = samples_pct(&spawn, 50);
+			level_data[lvl].n = r + 1;
+			progress("B6 run %d at %d: worker PSS avg %.0f kB "
+			    "(anon %.0f, file %.0f; private dirty %.0f; RSS "
+			    "%.0f), total %.1f MiB; create p50 %.2f ms (this "
+			    "bracket); GET /v1/sessions p50 %.2f p99 %.2f ms",
+			    r + 1, lv[lvl], tpss / nsessions, tanon /
+			    nsessions, tfile / nsessions, tdirty / nsessions,
+			    trss / nsessions, tpss / 1024.0,
+			    samples_pct(&bracket, 50), samples_pct(&get, 50),
+			    samples_pct(&get, 99));
+			if (lvl == B6_LEVELS - 1) {
+				fig_run(fg50, samples_pct(&get, 50),
+				    samples_pct(&health, 50));
+				fig_run(fg99, samples_pct(&get, 99),
+				    samples_pct(&health, 99));
+				if (r == 0)
+					note("B6 at %d sessions: worker PSS "
+					    "avg %.0f kB = anon %.0f + file "
+					    "%.0f; private dirty %.0f kB; RSS "
+					    "%.0f kB", max, tpss / nsessions,
+					    tanon / nsessions, tfile /
+					    nsessions, tdirty / nsessions,
+					    trss / nsessions);
+			}
+			if (lvl == B6_LEVELS - 1)
+				b6_idle(idle0, fwake, fidle);
+			samples_reset(&bracket);
+			lvl++;
+		}
+		fig_run(ffront, cf / max / 1e3, NAN);
+		fig_run(ftmpl, ct / max / 1e3, NAN);
+		fig_run(fwork, cw / max / 1e3, NAN);
+		/* The floor again, now with 1,000 sessions on the machine. */
+		floor_spawn_true(&spawn, 300);
+		fig_run(ftotal, sum / 1e3, NAN);
+		fig_run(fc50, samples_pct(&all, 50), samples_pct(&spawn, 50));
+		fig_run(fc99, samples_pct(&all, 99), samples_pct(&spawn, 99));
+		http_close(&h);
+		fig_run(fdel, sess_delete_all(), NAN);
+		progress("B6 run %d: create total %.2f s, p50 %.2f ms (spawn "
+		    "p50 %.2f ms); delete %.2f s", r + 1, sum / 1e3,
+		    samples_pct(&all, 50), samples_pct(&spawn, 50),
+		    fdel->v[r]);
+	}
+	b6_done = 1;
+	free(idle0);
+	samples_free(&all);
+	samples_free(&bracket);
+	samples_free(&spawn);
+	samples_free(&get);
+	samples_free(&health);
+}

@@ -269,7 +269,24 @@ struct machine {
 	long	nproc;
 	long	mem_mb;
 	char	lodged[256];
+	char	load_start[64];
+	char	load_end[64];
 };
+
+/* The first three fields of /proc/loadavg. */
+static void
+loadavg(char *out, size_t len)
+{
+	FILE	*f;
+	double	 a = 0, b = 0, c = 0;
+
+	if ((f = fopen("/proc/loadavg", "re")) != NULL) {
+		if (fscanf(f, "%lf %lf %lf", &a, &b, &c) != 3)
+			a = b = c = 0;
+		fclose(f);
+	}
+	snprintf(out, len, "%.2f %.2f %.2f", a, b, c);
+}
 
 static void
 machine_info(struct machine *m)
@@ -307,6 +324,8 @@ print_header(FILE *fp, const struct machine *m)
 	fprintf(fp, "lodge-bench  %s\n", m->date);
 	fprintf(fp, "machine: %ld CPUs, %s, %ld MiB RAM, %s\n", m->nproc,
 	    m->model, m->mem_mb, m->kernel);
+	fprintf(fp, "load average (1/5/15 min): %s at start, %s at end (other "
+	    "work on the machine)\n", m->load_start, m->load_end);
 	fprintf(fp, "lodged: %s; %d runs per figure; ratio = figure / floor "
 	    "of the same run, median over runs%s\n\n", m->lodged, bench_runs,
 	    bench_quick ? "; QUICK MODE (reduced sizes)" : "");
@@ -342,6 +361,10 @@ write_results(const struct machine *m)
 	json_str(fp, m->model);
 	fprintf(fp, ", \"memory_mib\": %ld, \"kernel\": ", m->mem_mb);
 	json_str(fp, m->kernel);
+	fprintf(fp, ", \"load_start\": ");
+	json_str(fp, m->load_start);
+	fprintf(fp, ", \"load_end\": ");
+	json_str(fp, m->load_end);
 	fprintf(fp, "},\n  \"lodged\": ");
 	json_str(fp, m->lodged);
 	fprintf(fp, ",\n  \"runs\": %d,\n  \"quick\": %s,\n  \"sections\": {",
@@ -812,6 +835,10 @@ main(int argc, char **argv)
 	if (mkdtemp(bench_workdir) == NULL)
 		fatalx("mkdtemp: %s", strerror(errno));
 	machine_info(&m);
+	loadavg(m.load_start, sizeof(m.load_start));
+	if (atof(m.load_start) > (double)m.nproc)
+		note("load average %s at start: more runnable work than CPUs; "
+		    "expect noisy figures", m.load_start);
 	snprintf(cmd, sizeof(cmd), "%s --version 2>&1", lodged);
 	if ((p = popen(cmd, "r")) != NULL) {
 		if (fgets(m.lodged, sizeof(m.lodged), p) != NULL)
@@ -848,6 +875,7 @@ main(int argc, char **argv)
 		    section_secs[nsections - 1]);
 	}
 	bench_cleanup();
+	loadavg(m.load_end, sizeof(m.load_end));
 
 	section_names[nsections] = "all";
 	section_secs[nsections++] = (now_ms() - tall) / 1e3;

@@ -8,7 +8,7 @@
 # 7 GET /v1/sessions p99 (ms), 8 posix_spawn + waitpid p50 (ms).
 if (!exists("datafile")) datafile = 'bench/sessions.dat'
 if (!exists("outfile")) outfile = 'bench/sessions.png'
-set terminal pngcairo size 960,600 font ",10"
+set terminal pngcairo size 960,600 font ",10" noenhanced
 set output outfile
 set title "lodged B6: idle PTY sessions running cat (medians over runs)"
 set logscale x
@@ -34,4 +34,4 @@ plot datafile using 1:2 with linespoints lw 2 pt 7 ps 1.2 \
      '' using 1:4:(sprintf("%.1f ms", $4)) axes x1y2 with labels \
 	offset 0,-1.2 notitle, \
      '' using 1:8 axes x1y2 with linespoints lw 1 dt 3 pt 8 \
-	title "posix\\_spawn + waitpid of /bin/true p50 (ms, right axis)"
+	title "posix_spawn + waitpid of /bin/true p50 (ms, right axis)"

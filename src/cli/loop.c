@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "rawio.h"
 
 #define LOOP_OUT_HIGH	(256 * 1024)	/* stop reading the stream */
 #define LOOP_OUT_LOW	(32 * 1024)	/* read again */
@@ -305,7 +306,7 @@ loop_out_write(struct loop_out *o)
 	if (o->off == o->len)
 		o->off = o->len = 0;
 	else if (o->lfd.wsi != NULL)
-		lws_callback_on_writable(o->lfd.wsi);
+		rawio_writable(o->lfd.wsi);	/* lws 4.1: not from here */
 	return (0);
 }
 
@@ -514,6 +515,7 @@ loop_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		}
 		return (0);
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		rawio_forget(wsi);
 		lws_set_opaque_user_data(wsi, NULL);
 		lfd->wsi = NULL;
 		if (lfd->kind == LOOP_OUTPUT) {

@@ -414,7 +414,8 @@ main(int argc, char **argv)
 	info.protocols = front_protocols;
 	info.gid = (gid_t)-1;
 	info.uid = (uid_t)-1;
-	info.fd_limit_per_thread = 8192;
+	/* A direct lookup table (see child_fd_limit) sized for the sessions. */
+	child_fd_limit((rlim_t)front->conf.max_sessions * 2 + 4096);
 	info.vhost_name = "default";
 	log_lws_init();
 	if ((front->ctx = lws_create_context(&info)) == NULL)

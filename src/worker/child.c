@@ -174,6 +174,35 @@ child_stage_name(int stage)
 	}
 }
 
+/*
+ * libwebsockets looks descriptors up in a table as large as the soft
+ * RLIMIT_NOFILE; with a fixed fd_limit_per_thread instead it scans the
+ * table linearly on every event.  So each process sizes its own limit to
+ * what it needs, and children get the limit lodged started with back.
+ */
+static struct rlimit	child_nofile;
+static int		child_nofile_saved;
+
+void
+child_save_limits(void)
+{
+	if (getrlimit(RLIMIT_NOFILE, &child_nofile) == 0)
+		child_nofile_saved = 1;
+}
+
+void
+child_fd_limit(rlim_t want)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
+		want = rl.rlim_max;
+	rl.rlim_cur = want;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* The value of NAME in an environment vector, or NULL. */
 static const char *
 child_getenv(char **envp, const char *name)
@@ -279,6 +308,8 @@ child_exec(const struct child_spec *s, const char *path, char **shargv,
 
 	if (setsid() == -1)
 		child_fail(errfd, CHILD_STAGE_SETUP);
+	if (child_nofile_saved)
+		(void)setrlimit(RLIMIT_NOFILE, &child_nofile);
 	if (s->setuser) {
 		if (setgroups(s->ngroups, s->groups) == -1 ||
 		    setgid(s->gid) == -1 || setuid(s->uid) == -1)

@@ -812,7 +812,7 @@ stream_main(int fd, const msgpack_object *o)
 	info.protocols = stream_protocols;
 	info.gid = (gid_t)-1;
 	info.uid = (uid_t)-1;
-	info.fd_limit_per_thread = 64;
+	child_fd_limit(64);
 	info.max_http_header_data = 8192;
 	info.timeout_secs = 30;
 	worker_limits_decode(o);

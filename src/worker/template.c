@@ -283,6 +283,7 @@ template_main(int ctlfd)
 	sigset_t		 set;
 	int			 r, fd;
 
+	child_save_limits();
 	setproctitle("template");
 	log_setident("lodged-template");
 	signal(SIGPIPE, SIG_IGN);

@@ -440,7 +440,8 @@ worker_context(void)
 	info.protocols = worker_protocols;
 	info.gid = (gid_t)-1;
 	info.uid = (uid_t)-1;
-	info.fd_limit_per_thread = 1024;
+	/* A direct lookup table: clients, ctls, the PTY or pipes, a few more. */
+	child_fd_limit((rlim_t)worker_limits.max_clients + 64);
 	info.max_http_header_data = 8192;
 	info.timeout_secs = 30;
 	/* A peer silent for 2.5 pings is gone. */

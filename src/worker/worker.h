@@ -13,6 +13,7 @@
 #define WORKER_H
 
 #include <sys/queue.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <stdint.h>
@@ -191,6 +192,8 @@ int	child_start(const struct child_spec *, struct child *, char *why,
 	    size_t whylen);
 int	child_resolve(const char *file, char **envp, char *out,
 	    size_t outlen);
+void	child_save_limits(void);
+void	child_fd_limit(rlim_t);
 char	**child_environ(const struct spawnreq *, const char *user,
 	    const char *home, const char *shell, int pty);
 char	**child_argv(const struct spawnreq *, const char *shell);

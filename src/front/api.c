@@ -107,13 +107,15 @@ api_health(struct conn *c)
 static void
 api_list(struct conn *c)
 {
-	json_t	*a;
+	char	*body;
+	size_t	 len;
 
-	if ((a = registry_list()) == NULL) {
+	if ((body = registry_list(&len)) == NULL) {
 		conn_reply_error(c, 500, "internal", "out of memory");
 		return;
 	}
-	conn_reply_json(c, 200, json_pack("{s:o}", "sessions", a));
+	conn_reply_body(c, 200, "application/json", body, len);
+	free(body);
 }
 
 /* A non-root peer on the Unix socket: it may act only as itself. */

@@ -224,6 +224,13 @@ conn_reply_error(struct conn *c, int status, const char *code,
 }
 
 void
+conn_reply_body(struct conn *c, int status, const char *ctype,
+    const char *body, size_t len)
+{
+	conn_send(c, status, ctype, body, len);
+}
+
+void
 conn_reply_empty(struct conn *c, int status)
 {
 	conn_send(c, status, NULL, NULL, 0);

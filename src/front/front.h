@@ -138,6 +138,8 @@ struct session {
 	struct ctl		 ctl;
 	struct lws		*wsi;
 	json_t			*obj;		/* the session object, cached */
+	char			*json;		/* ... and serialised, for lists */
+	size_t			 json_len;
 	LIST_HEAD(, conn)	 waiters;
 	int			 named;
 };
@@ -169,6 +171,8 @@ void	conn_reply_json(struct conn *, int status, json_t *);
 void	conn_reply_error(struct conn *, int status, const char *code,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void	conn_reply_empty(struct conn *, int status);
+void	conn_reply_body(struct conn *, int status, const char *ctype,
+	    const char *body, size_t len);
 int	conn_handoff(struct conn *, struct session *);
 int	conn_handoff_stream(struct conn *, uid_t peer);
 void	conn_worker_reply(struct conn *, const msgpack_object *);
@@ -186,7 +190,7 @@ struct session *registry_find(const char *ref);
 struct session *registry_find_id(const char *id);
 int	registry_name_taken(const char *name);
 int	registry_count(void);
-json_t	*registry_list(void);
+char	*registry_list(size_t *);
 struct session *registry_add(const char *id, const char *name, int fd);
 void	registry_remove(struct session *);
 int	registry_request(struct session *, struct conn *, msgpack_sbuffer *,

@@ -182,6 +182,38 @@ child_stage_name(int stage)
  */
 static struct rlimit	child_nofile;
 static int		child_nofile_saved;
+static sigset_t		child_ignored;	/* what this process ignores */
+
+/*
+ * The signals this process ignores, asked of the kernel (libc hides the
+ * ones it reserves).  Each process sets its dispositions once at start,
+ * so the answer is kept per process (a forked worker asks again).
+ */
+static void
+child_find_ignored(void)
+{
+	static pid_t	known;
+
+	if (known == getpid())
+		return;
+	known = getpid();
+	struct {
+		void		*handler;
+		unsigned long	 flags;
+		void		*restorer;
+		uint64_t	 mask;
+	} ksa;
+	int	sig;
+
+	sigemptyset(&child_ignored);
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (syscall(SYS_rt_sigaction, sig, NULL, &ksa,
+		    sizeof(ksa.mask)) == 0 && ksa.handler == (void *)SIG_IGN)
+			sigaddset(&child_ignored, sig);
+	}
+}
 
 void
 child_save_limits(void)
@@ -296,11 +328,13 @@ child_exec(const struct child_spec *s, const char *path, char **shargv,
 	sigset_t		 set;
 	int			 fd, sig;
 
+	/* execve resets caught signals itself; ignored ones it keeps. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	for (sig = 1; sig < NSIG; sig++) {
-		if (sigaction(sig, &sa, NULL) == -1 && errno == EINVAL &&
-		    sig != SIGKILL && sig != SIGSTOP)
+		if (!sigismember(&child_ignored, sig))
+			continue;
+		if (sigaction(sig, &sa, NULL) == -1 && errno == EINVAL)
 			child_default_signal(sig);
 	}
 	sigemptyset(&set);
@@ -439,6 +473,7 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 		for (i = 1; i < n; i++)
 			shargv[i + 1] = s->argv[i];
 	}
+	child_find_ignored();
 	pid = child_vfork(s, path, shargv, s->pty ? slave : NULL, in, out,
 	    err, ep[1]);
 	free(shargv);

@@ -54,8 +54,10 @@ session_output(struct worker_fd *wf)
 			worker->err_open = 0;
 		break;
 	}
-	if (i > 0)
+	if (i > 0) {
 		worker_wake_clients();
+		worker_output_changed();
+	}
 	session_check_final();
 }
 

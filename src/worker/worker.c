@@ -142,8 +142,18 @@ worker_update_cb(lws_sorted_usec_list_t *sul)
 	(void)sul;
 	if (ring_end(worker->ring) != worker->reported_bytes)
 		worker_broadcast_update();
-	lws_sul_schedule(worker->ctx, 0, &worker->sul_update,
-	    worker_update_cb, 500 * LWS_US_PER_MS);
+}
+
+/*
+ * New output: make sure the front hears of it within half a second.  An
+ * idle session has no timer at all, so a thousand of them cost no wakeups.
+ */
+void
+worker_output_changed(void)
+{
+	if (lws_dll2_is_detached(&worker->sul_update.list))
+		lws_sul_schedule(worker->ctx, 0, &worker->sul_update,
+		    worker_update_cb, 500 * LWS_US_PER_MS);
 }
 
 void
@@ -606,9 +616,6 @@ worker_main(int ctlfd, const msgpack_object *spawn)
 		fatalx("cannot adopt the control connection");
 	c.fd = -1;
 	ctl_close(&c);
-	lws_sul_schedule(worker->ctx, 0, &worker->sul_update,
-	    worker_update_cb, 500 * LWS_US_PER_MS);
-
 	while (worker->quitting < 2) {
 		if (lws_service(worker->ctx, 0) < 0)
 			break;

@@ -165,6 +165,7 @@ void	worker_pack_session(msgpack_packer *);
 void	worker_broadcast_update(void);
 void	worker_wake_clients(void);
 void	worker_quit(void);
+void	worker_output_changed(void);
 struct worker_fd *worker_fd_adopt(enum worker_fd_kind, int fd);
 
 /* child.c */

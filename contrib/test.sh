@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 sh contrib/deps.sh test
 top=$(pwd)
-rm -rf build
+rm -rf build/src build/check build/asan
 mkdir -p build/src
 git ls-files -z --cached --others --exclude-standard |
     xargs -0 cp --parents -t build/src

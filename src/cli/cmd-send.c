@@ -40,7 +40,7 @@ cmd_send_exec(const struct endpoint *ep, int argc, char **argv)
 	size_t			 len = 0, n, b64len;
 	int			 ch, i, rc = CLI_EXIT_FAIL;
 
-	while ((ch = getopt_long(argc, argv, "+:h", cmd_send_options,
+	while ((ch = getopt_long(argc, argv, ":h", cmd_send_options,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'h':

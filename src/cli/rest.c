@@ -316,9 +316,15 @@ rest_call(const struct endpoint *ep, const char *method, const char *path,
 	}
 	for (;;) {
 		c->buf[c->len] = '\0';
-		if (c->len > 0 && memchr(c->buf, '\0', c->len) == NULL &&
-		    (end = strstr(c->buf, "\r\n\r\n")) != NULL)
+		if ((end = memmem(c->buf, c->len, "\r\n\r\n", 4)) != NULL) {
+			/* The body may hold NULs; the head may not. */
+			if (memchr(c->buf, '\0', (size_t)(end - c->buf)) !=
+			    NULL) {
+				rest_warnx("malformed reply from lodged");
+				goto out;
+			}
 			break;
+		}
 		if (c->len >= sizeof(c->buf) - 1 || c->len > REST_HEAD_MAX) {
 			rest_warnx("the reply head from lodged is too "
 			    "large");

@@ -36,6 +36,8 @@ double	 now_ms(void);
 void	 fatalx(const char *, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void	 progress(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	 check_interrupt(void);
+int	 bench_more_runs(const char *, int done, double budget_s);
+extern double	 bench_section_t0;
 void	 bench_cleanup(void);	/* main.c: deletes sessions, stops lodged */
 
 struct samples {

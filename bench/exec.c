@@ -45,7 +45,7 @@ bench_b1(void)
 	    NULL, NULL, 0, 0);
 	if (http_open(&h) == -1)
 		fatalx("cannot connect to lodged");
-	for (r = -1; r < bench_runs; r++) {
+	for (r = -1; r < 0 || bench_more_runs("B1", r, 40); r++) {
 		samples_reset(&lat);
 		samples_reset(&base);
 		/* run -1 warms both up and is not counted */
@@ -184,7 +184,7 @@ bench_b2(void)
 	    "GB/s", NULL, NULL, 0, 0);
 	frss = fig_new("B2", "exec stream worker peak RSS (VmHWM)", "MiB",
 	    NULL, NULL, 0, 0);
-	for (r = 0; r < bench_runs; r++) {
+	for (r = 0; bench_more_runs("B2", r, 110); r++) {
 		sb = floor_pipe_cmd(head, &bytes);
 		if (bytes != total)
 			fatalx("head into a pipe: %llu bytes",

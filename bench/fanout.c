@@ -171,7 +171,7 @@ bench_b7(void)
 	    NULL, NULL, 0, 0);
 	fdone = fig_new("B7", "context: share of output delivered, 1 client",
 	    "%", NULL, NULL, 0, 0);
-	for (r = 0; r < bench_runs; r++) {
+	for (r = 0; bench_more_runs("B7", r, 90); r++) {
 		a0 = fanout_run(total, B7_CLIENTS, 0, &d0, &s0);
 		a1 = fanout_run(total, B7_CLIENTS, 1, &d1, &s1);
 		a2 = fanout_run(total, 1, 0, &d2, &s2);

@@ -865,7 +865,7 @@ main(int argc, char **argv)
 		if (only != NULL && strstr(only, benches[k].id) == NULL)
 			continue;
 		fprintf(stderr, "lodge-bench: %s\n", benches[k].id);
-		t0 = now_ms();
+		t0 = bench_section_t0 = now_ms();
 		benches[k].fn();
 		if (nsessions > 0)
 			(void)sess_delete_all();

@@ -52,7 +52,7 @@ bench_b3(void)
 	if (http_open(&h) == -1)
 		fatalx("cannot connect to lodged");
 	msgpack_sbuffer_init(&sb);
-	for (r = 0; r < bench_runs; r++) {
+	for (r = 0; bench_more_runs("B3", r, 70); r++) {
 		sf = floor_pty_cmd(fcmd, total);
 		s = sess_create(&h, body, NULL);
 		expect = sess_attach(&w, s, NULL);
@@ -143,7 +143,7 @@ bench_b4(void)
 	if (http_open(&h) == -1)
 		fatalx("cannot connect to lodged");
 	msgpack_sbuffer_init(&sb);
-	for (r = 0; r < bench_runs; r++) {
+	for (r = 0; bench_more_runs("B4", r, 25); r++) {
 		samples_reset(&lat);
 		samples_reset(&pty);
 		samples_reset(&tcp);
@@ -234,7 +234,7 @@ bench_b5(void)
 			fatalx("B5: the session's output did not arrive");
 		usleep(20000);
 	}
-	for (r = 0; r < bench_runs; r++) {
+	for (r = 0; bench_more_runs("B5", r, 15); r++) {
 		samples_reset(&lat);
 		samples_reset(&base);
 		floor_tcp_fetch(&base, n, MIB);

@@ -208,7 +208,7 @@ bench_b6(void)
 	if ((idle0 = calloc((size_t)max * 2, sizeof(double))) == NULL)
 		fatalx("out of memory");
 
-	for (r = 0; r < bench_runs; r++) {
+	for (r = 0; bench_more_runs("B6", r, 110); r++) {
 		samples_reset(&all);
 		samples_reset(&spawn);
 		if (floor_dtach_pss(bench_workdir, B6_DTACH, &dpss, &drss,

@@ -65,6 +65,28 @@ check_interrupt(void)
 		fatalx("interrupted (signal or time limit)");
 }
 
+double	bench_section_t0;	/* when the current benchmark started */
+
+/*
+ * Whether to start run number `done` + 1: up to --runs, but once three runs
+ * are in, not past the benchmark's share of the time limit, so that a
+ * loaded machine shortens the runs instead of hitting the limit.
+ */
+int
+bench_more_runs(const char *id, int done, double budget_s)
+{
+	double	elapsed = (now_ms() - bench_section_t0) / 1e3;
+
+	check_interrupt();
+	if (done >= bench_runs)
+		return (0);
+	if (done < 3 || bench_quick || elapsed * (done + 1) / done <= budget_s)
+		return (1);
+	note("%s: %d runs, not %d: the next would pass its time budget "
+	    "(%.0f s)", id, done, bench_runs, budget_s);
+	return (0);
+}
+
 void
 samples_add(struct samples *s, double v)
 {

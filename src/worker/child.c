@@ -182,7 +182,9 @@ child_stage_name(int stage)
  */
 static struct rlimit	child_nofile;
 static int		child_nofile_saved;
-static sigset_t		child_ignored;	/* what this process ignores */
+/* What this process ignores; a plain mask, as glibc's sigset_t calls
+ * refuse the signals it reserves. */
+static uint64_t		child_ignored;
 
 /*
  * The signals this process ignores, asked of the kernel (libc hides the
@@ -205,13 +207,13 @@ child_find_ignored(void)
 	} ksa;
 	int	sig;
 
-	sigemptyset(&child_ignored);
-	for (sig = 1; sig < NSIG; sig++) {
+	child_ignored = 0;
+	for (sig = 1; sig < NSIG && sig <= 64; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
 		if (syscall(SYS_rt_sigaction, sig, NULL, &ksa,
 		    sizeof(ksa.mask)) == 0 && ksa.handler == (void *)SIG_IGN)
-			sigaddset(&child_ignored, sig);
+			child_ignored |= 1ULL << (sig - 1);
 	}
 }
 
@@ -331,8 +333,8 @@ child_exec(const struct child_spec *s, const char *path, char **shargv,
 	/* execve resets caught signals itself; ignored ones it keeps. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++) {
-		if (!sigismember(&child_ignored, sig))
+	for (sig = 1; sig < NSIG && sig <= 64; sig++) {
+		if (!(child_ignored & (1ULL << (sig - 1))))
 			continue;
 		if (sigaction(sig, &sa, NULL) == -1 && errno == EINVAL)
 			child_default_signal(sig);

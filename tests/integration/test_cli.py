@@ -191,10 +191,12 @@ class TerminalMixin(CliMixin):
         tmp = tempfile.mkdtemp(prefix="lodge-cli-stty-")
         self.addCleanup(subprocess.run, ["rm", "-rf", tmp])
         before, after = os.path.join(tmp, "before"), os.path.join(tmp, "after")
-        cmd = "stty -g > %s; %s %s; echo \"RC<$?>%s\"; stty -g > %s" % (
+        script = "stty -g > %s; %s %s; echo \"RC<$?>%s\"; stty -g > %s" % (
             before, shlex.quote(LODGE), " ".join(shlex.quote(a) for a in args),
             tag, after)
-        t.line(cmd)
+        # in sh, not the pane's bash: bash itself restores the terminal
+        # after a job that a signal killed, which would hide our bugs
+        t.line("sh -c " + shlex.quote(script))
         return tag, before, after
 
     def wait_rc(self, t, tag, timeout=TIMEOUT):
@@ -517,7 +519,7 @@ class TestCliAttach(TerminalMixin, DaemonPerClass):
         s = self.bash("att")
         t = self.pane()
         tag, before, after = self.run_in_pane(t, ["attach", "att"])
-        t.wait_text(re.escape(self.PS1))
+        t.wait_text(r"(?m)^" + re.escape(self.PS1))
         wait_for(lambda: self.get("att")["clients"] == 1, what="attached")
         # keys reach the program, its output reaches the pane
         t.line("echo $((6*7))MARK")
@@ -547,7 +549,7 @@ class TestCliAttach(TerminalMixin, DaemonPerClass):
         s = self.bash()
         t = self.pane()
         tag, before, after = self.run_in_pane(t, ["attach", s["id"]])
-        t.wait_text(re.escape(self.PS1))
+        t.wait_text(r"(?m)^" + re.escape(self.PS1))
         t.line("exit 5")
         t.wait_text(r"\[exited with code 5\]")
         self.assertEqual(self.wait_rc(t, tag), 5)
@@ -625,8 +627,10 @@ class TestCliAttach(TerminalMixin, DaemonPerClass):
         tag, before, after = self.run_in_pane(t, [
             "new", "-A", "-n", "at-once", "-e", "PS1=" + self.PS1, "--",
             "bash", "--norc", "--noprofile", "-i"])
-        t.wait_text(re.escape(self.PS1))
-        s = self.get("at-once")
+        t.wait_text(r"(?m)^" + re.escape(self.PS1))
+        s = wait_for(lambda: self.d.request(
+            "GET", sess_path("at-once")).status == 200 and
+            self.get("at-once"), what="session at-once")
         self.d.note_session(s)
         self.addCleanup(self._delete_quietly, self.d, s["id"])
         self.assertTrue(s["pty"])
@@ -672,7 +676,9 @@ class TestCliAttach(TerminalMixin, DaemonPerClass):
         time.sleep(0.5)
         os.write(master, b"LATE\r")
         self.wait_log("replay", r"LATE\r\n.*LATE")
-        self.assertNotIn(b"EARLY", self.log("replay").body)
+        body = self.log("replay").body
+        self.assertFalse(b"EARLY" in body, "input typed during the replay "
+                         "reached the session: %r" % body[-200:])
         os.write(master, b"\x1c")
         deadline = time.monotonic() + TIMEOUT
         while proc.poll() is None:
@@ -710,7 +716,7 @@ class TestCliFrontDown(TerminalMixin, DaemonPerClass):
         # attach by name: keys, output, detach
         t = self.pane(d)
         tag, before, after = self.run_in_pane(t, ["attach", "orphan"])
-        t.wait_text(re.escape(self.PS1))
+        t.wait_text(r"(?m)^" + re.escape(self.PS1))
         t.line("echo $((7*6))FRONTLESS")
         t.wait_text(r"\n42FRONTLESS")
         t.keys("C-\\")
@@ -836,7 +842,7 @@ class TestCliExec(TerminalMixin, DaemonPerClass):
         tag, before, after = self.run_in_pane(t, [
             "exec", "-t", "-e", "PS1=" + self.PS1, "--", "bash", "--norc",
             "--noprofile", "-i"])
-        t.wait_text(re.escape(self.PS1))
+        t.wait_text(r"(?m)^" + re.escape(self.PS1))
         t.line("tty; stty size; echo $((3*4))TTY")
         t.wait_text(r"/dev/pts/\d+\s+30 100\s+12TTY")
         t.resize(110, 35)

@@ -47,11 +47,21 @@ char *
 utf8_sanitize(const unsigned char *buf, size_t len, size_t *outlen)
 {
 	char	*out, *o;
-	size_t	 i = 0, n, sub;
+	size_t	 i = 0, n, sub, need = 0;
 
-	/* Worst case: every byte becomes three. */
-	if (len > (SIZE_MAX - 1) / 3 || (out = malloc(len * 3 + 1)) == NULL)
+	/* Size it exactly first: output may be tens of megabytes. */
+	while (i < len) {
+		if ((n = utf8_valid_len(buf + i, len - i, &sub)) > 0) {
+			need += n;
+			i += n;
+		} else {
+			need += 3;
+			i += sub;
+		}
+	}
+	if (need == SIZE_MAX || (out = malloc(need + 1)) == NULL)
 		return (NULL);
+	i = 0;
 	o = out;
 	while (i < len) {
 		if ((n = utf8_valid_len(buf + i, len - i, &sub)) > 0) {

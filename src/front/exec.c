@@ -191,7 +191,8 @@ exec_output(struct exec_call *e, struct exec_pipe *p)
 	} else if ((s = utf8_sanitize((unsigned char *)(p->buf != NULL ?
 	    p->buf : ""), p->len, &n)) == NULL)
 		return (NULL);
-	j = json_stringn(s, n);
+	/* utf8_sanitize made it valid: no second check. */
+	j = json_stringn_nocheck(s, n);
 	free(s);
 	return (j);
 }
@@ -216,7 +217,11 @@ exec_finish(struct exec_call *e)
 	ms = (double)(e->t1.tv_sec - e->t0.tv_sec) * 1000.0 +
 	    (double)(e->t1.tv_nsec - e->t0.tv_nsec) / 1e6;
 	out = exec_output(e, &e->out);
+	free(e->out.buf);
+	e->out.buf = NULL;
 	err = exec_output(e, &e->err);
+	free(e->err.buf);
+	e->err.buf = NULL;
 	r = json_pack("{s:o*,s:o*,s:o,s:o,s:b,s:b,s:i}",
 	    "stdout", out, "stderr", err,
 	    "exitCode", WIFEXITED(st) ? json_integer(WEXITSTATUS(st)) :

@@ -257,6 +257,10 @@ class TestCliCommands(CliMixin, DaemonPerClass):
                      "printf 12345; sleep 100")
         b = self.new("--", "sleep", "100")
         self.wait_log(a["id"], "12345")
+        # the front's list follows the workers' output counts a moment late
+        wait_for(lambda: [x for x in self.d.json("GET", "/v1/sessions")[
+            "sessions"] if x["id"] == a["id"]][0]["outputBytes"] == 5,
+            what="outputBytes in the list")
         p = self.lodge("ls", "--json", expect=0)
         j = json.loads(p.stdout)
         ids = {s["id"] for s in j["sessions"]}

@@ -62,6 +62,7 @@ struct cmd_exec {
 	double		 timeout;
 	int		 status;
 	int		 signals;
+	int		 said_error;	/* an error message was shown */
 	int		 done;
 };
 
@@ -226,6 +227,7 @@ cmd_exec_message(const msgpack_object *m)
 		}
 		loop_quit(cx.status);
 	} else if (mpack_streq(type, "error")) {
+		cx.said_error = 1;
 		if (mpack_get_str(m, "message", &msg, &len) == 1)
 			report_errorx("%.*s", (int)len, msg);
 		else
@@ -244,10 +246,9 @@ cmd_exec_closed(int code, const char *why)
 		else
 			report_errorx("lodged refused the exec stream: %s",
 			    why);
-	} else if (cx.started)
-		report_errorx("the connection to lodged ended before the "
-		    "command did (close code %d)", code);
-	/* An error message said why the command did not start. */
+	} else if (!cx.said_error)
+		report_errorx("the exec stream ended before the command %s "
+		    "(close code %d)", cx.started ? "did" : "started", code);
 	loop_quit(CLI_EXIT_FAIL);
 }
 

@@ -34,6 +34,7 @@ struct view {
 	char			 status_text[128];
 	int			 detached;
 	int			 failed;
+	int			 said_error;	/* an error message was shown */
 	int			 done;		/* the loop is over */
 	int			 status;
 };
@@ -242,6 +243,7 @@ view_message(const msgpack_object *m)
 		    sizeof(view.status_text));
 		loop_quit(view.status);
 	} else if (mpack_streq(type, "error")) {
+		view.said_error = 1;
 		if (mpack_get_str(m, "message", &msg, &len) == 1)
 			report_errorx("%.*s", (int)len, msg);
 		else
@@ -266,7 +268,7 @@ view_closed(int code, const char *why)
 		else
 			report_errorx("cannot attach to '%s': %s", view.ref,
 			    why);
-	} else
+	} else if (!view.said_error)
 		report_errorx("the connection to '%s' ended before the "
 		    "session did (close code %d%s%s)", view.ref, code,
 		    *why != '\0' ? ": " : "", why);

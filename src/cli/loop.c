@@ -170,6 +170,8 @@ loop_watch_input(void)
 		loop_input_ended();
 		return (0);
 	}
+	/* Before lws adopts it: lws makes it non-blocking itself. */
+	tty_nonblock(STDIN_FILENO);
 	if ((fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)) == -1 ||
 	    loop_adopt(&loop_in, fd) == -1) {
 		if (fd != -1)
@@ -177,7 +179,6 @@ loop_watch_input(void)
 		report_errorx("cannot watch standard input");
 		return (-1);
 	}
-	tty_nonblock(STDIN_FILENO);
 	return (0);
 }
 
@@ -252,6 +253,8 @@ loop_out_get(int target)
 		o->broken = 1;
 		return (o);
 	}
+	/* Before lws adopts it: lws makes it non-blocking itself. */
+	tty_nonblock(target);
 	if (loop_adopt(&o->lfd, fd) == -1) {
 		close(fd);
 		o->broken = 1;
@@ -259,7 +262,6 @@ loop_out_get(int target)
 	}
 	/* Only POLLOUT matters here: a terminal is readable too. */
 	lws_rx_flow_control(o->lfd.wsi, 0);
-	tty_nonblock(target);
 	return (o);
 }
 

@@ -109,21 +109,27 @@ tty_size(int fd, int *cols, int *rows)
 /*
  * Make one of our standard descriptors non-blocking.  The flag belongs to
  * the open file, which a shell may share, so the old flags come back at
- * exit.
+ * exit.  All three are saved before the first change: they often share
+ * one open file (the terminal), and a later save would see our own
+ * O_NONBLOCK and put it back at exit.
  */
 void
 tty_nonblock(int fd)
 {
-	int	flags;
+	int	flags, i;
 
-	if (fd < 0 || fd >= TTY_FDS || (flags = fcntl(fd, F_GETFL)) == -1)
+	if (fd < 0 || fd >= TTY_FDS)
 		return;
-	if (!tty_flags_saved[fd]) {
-		tty_flags[fd] = flags;
-		tty_flags_saved[fd] = 1;
+	for (i = 0; i < TTY_FDS; i++) {
+		if (tty_flags_saved[i] ||
+		    (flags = fcntl(i, F_GETFL)) == -1)
+			continue;
+		tty_flags[i] = flags;
+		tty_flags_saved[i] = 1;
 		tty_atexit();
 	}
-	(void)fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+	if ((flags = fcntl(fd, F_GETFL)) != -1)
+		(void)fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
 static void

@@ -191,9 +191,19 @@ class TerminalMixin(CliMixin):
         tmp = tempfile.mkdtemp(prefix="lodge-cli-stty-")
         self.addCleanup(subprocess.run, ["rm", "-rf", tmp])
         before, after = os.path.join(tmp, "before"), os.path.join(tmp, "after")
-        script = "stty -g > %s; %s %s; echo \"RC<$?>%s\"; stty -g > %s" % (
-            before, shlex.quote(LODGE), " ".join(shlex.quote(a) for a in args),
-            tag, after)
+        # the terminal's settings and whether fds 0-2 block: lodge makes
+        # them non-blocking while it runs and must put that back too
+        state = ("{ stty -g; %s -c %s; } > %%s.tmp && mv %%s.tmp %%s" % (
+            shlex.quote(sys.executable), shlex.quote(
+                "import fcntl, os\n"
+                "for fd in 0, 1, 2:\n"
+                "    fl = fcntl.fcntl(fd, fcntl.F_GETFL)\n"
+                "    print(fd, 'nonblock' if fl & os.O_NONBLOCK else "
+                "'block')")))
+        script = "%s; %s %s; echo \"RC<$?>%s\"; %s" % (
+            state % (before, before, before), shlex.quote(LODGE),
+            " ".join(shlex.quote(a) for a in args), tag,
+            state % (after, after, after))
         # in sh, not the pane's bash: bash itself restores the terminal
         # after a job that a signal killed, which would hide our bugs
         t.line("sh -c " + shlex.quote(script))
@@ -216,6 +226,7 @@ class TerminalMixin(CliMixin):
         with open(after) as f:
             a = f.read().strip()
         self.assertTrue(b, "no stty -g before")
+        self.assertIn("0 block", b)
         self.assertEqual(a, b, "terminal settings not restored")
 
 

@@ -46,7 +46,7 @@ cmd_log_exec(const struct endpoint *ep, int argc, char **argv)
 	const char		*ref;
 	char			*base, *path, *end;
 	unsigned long long	 since = 0;
-	int			 ch, follow = 0, since_set = 0, rc;
+	int			 ch, follow = 0, since_set = 0, rc, n;
 
 	while ((ch = getopt_long(argc, argv, ":fh", cmd_log_options,
 	    NULL)) != -1) {
@@ -80,24 +80,18 @@ cmd_log_exec(const struct endpoint *ep, int argc, char **argv)
 	rc = CLI_EXIT_FAIL;
 	if ((base = target_path(ref, "/log")) == NULL)
 		goto out;
-	if (since_set)
-		rc = asprintf(&path, "%s?since=%llu", base, since);
-	else
-		rc = asprintf(&path, "%s", base);
+	n = since_set ? asprintf(&path, "%s?since=%llu", base, since) :
+	    asprintf(&path, "%s", base);
 	free(base);
-	rc = rc == -1 ? CLI_EXIT_FAIL : 0;
-	if (rc != 0) {
+	if (n == -1) {
 		report_error("asprintf");
 		goto out;
 	}
-	rc = CLI_EXIT_FAIL;
-	switch (rest_call(&t.ep, "GET", path, NULL, STDOUT_FILENO, &r)) {
-	case REST_OK:
-		break;
-	case REST_NOCONNECT:
+	/* The body goes straight to stdout as it arrives. */
+	n = rest_call(&t.ep, "GET", path, NULL, STDOUT_FILENO, &r);
+	if (n == REST_NOCONNECT)
 		rest_report_noconnect(&t.ep);
-		/* FALLTHROUGH */
-	default:
+	if (n != REST_OK) {
 		free(path);
 		goto out;
 	}

@@ -164,11 +164,6 @@ view_send_drained(void)
 }
 
 static void
-view_established(void)
-{
-}
-
-static void
 view_attached(const msgpack_object *m)
 {
 	const msgpack_object	*s = mpack_get(m, "session");
@@ -280,7 +275,7 @@ static const struct loop_ops view_loop_ops = {
 };
 
 static const struct ws_ops view_ws_ops = {
-	view_established, view_message, view_closed, view_send_drained
+	NULL, view_message, view_closed, view_send_drained
 };
 
 static char *

@@ -158,6 +158,12 @@ class Tmux:
 
     def kill(self):
         self.tmux("kill-server")
+        # tmux leaves its socket file behind
+        try:
+            os.unlink(os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"),
+                                   "tmux-%d" % os.getuid(), self.name))
+        except OSError:
+            pass
 
 
 def lodge_pids(marker):

@@ -48,7 +48,8 @@ enum stream_fd_kind {
 
 struct stream_fd {
 	enum stream_fd_kind	 kind;
-	int			 fd;
+	int			 fd;		/* lws's; it may close it on HUP */
+	int			 rfd;		/* ours: read until EOF */
 	struct lws		*wsi;
 	int			 open;
 	int			 paused;	/* waiting for the client */
@@ -200,6 +201,9 @@ stream_fd_close(struct stream_fd *f)
 		lws_set_timeout(f->wsi, 1, LWS_TO_KILL_ASYNC);
 		f->wsi = NULL;
 	}
+	if (f->rfd != -1)
+		close(f->rfd);
+	f->rfd = -1;
 	f->fd = -1;
 	f->open = 0;
 }
@@ -243,14 +247,14 @@ stream_read(struct stream_fd *f)
 
 	if (!f->open || f->len > 0)
 		return (0);
-	n = read(f->fd, f->chunk, STREAM_CHUNK);
+	n = read(f->rfd, f->chunk, STREAM_CHUNK);
 	if (n > 0) {
 		f->len = (size_t)n;
 		f->off = st.next_off;
 		f->seq = st.next_seq++;
 		st.next_off += (uint64_t)n;
 		/* Hold the pipe until the client took this chunk. */
-		if (!f->paused) {
+		if (!f->paused && f->wsi != NULL) {
 			lws_rx_flow_control(f->wsi, 0);
 			f->paused = 1;
 		}
@@ -263,12 +267,13 @@ stream_read(struct stream_fd *f)
 			stream_check_final();
 			return (0);
 		}
-		if (f->paused == 1) {
+		if (f->paused == 1 && f->wsi != NULL) {
 			lws_rx_flow_control(f->wsi, 1);
 			f->paused = 0;
 		}
 		return (0);
 	}
+	/* EOF, or EIO from a PTY whose other side is all closed. */
 	stream_fd_close(f);
 	stream_check_final();
 	return (0);
@@ -297,7 +302,7 @@ static void
 stream_input_flush(void)
 {
 	ssize_t	n;
-	int	fd = st.tty ? st.out.fd : st.in.fd;
+	int	fd = st.tty ? st.out.rfd : st.in.fd;
 
 	while (st.inq_len > 0 && fd != -1) {
 		n = write(fd, st.inq, st.inq_len);
@@ -313,7 +318,12 @@ stream_input_flush(void)
 		st.inq_len -= (size_t)n;
 	}
 	if (st.inq_len > 0) {
-		rawio_writable(st.tty ? st.out.wsi : st.in.wsi);
+		struct lws *w = st.tty ? st.out.wsi : st.in.wsi;
+
+		if (w != NULL)
+			rawio_writable(w);
+		else
+			st.inq_len = 0;		/* nobody reads any more */
 		return;
 	}
 	/* Drained: take client input again. */
@@ -348,9 +358,18 @@ stream_adopt(struct stream_fd *f, enum stream_fd_kind kind, int fd)
 
 	f->kind = kind;
 	f->fd = fd;
+	f->rfd = -1;
 	f->open = 1;
 	u.filefd = fd;
 	fcntl(fd, F_SETFL, O_NONBLOCK);
+	/*
+	 * lws closes a raw-file wsi on POLLHUP without POLLIN, which is what a
+	 * paused pipe reports once the child is gone: reading through a
+	 * descriptor of our own keeps the bytes still in it.
+	 */
+	if ((kind == SFD_OUT || kind == SFD_ERR) &&
+	    (f->rfd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		return (NULL);
 	f->wsi = lws_adopt_descriptor_vhost(st.vh, LWS_ADOPT_RAW_FILE_DESC, u,
 	    "lodge-raw", NULL);
 	if (f->wsi == NULL)
@@ -494,7 +513,7 @@ stream_target(void)
 {
 	pid_t	pg;
 
-	if (st.tty && st.out.fd != -1 && (pg = tcgetpgrp(st.out.fd)) > 0)
+	if (st.tty && st.out.rfd != -1 && (pg = tcgetpgrp(st.out.rfd)) > 0)
 		return (pg);
 	return (st.pid);
 }
@@ -545,7 +564,7 @@ stream_message(const unsigned char *buf, size_t len)
 		memset(&ws, 0, sizeof(ws));
 		ws.ws_col = (unsigned short)m.cols;
 		ws.ws_row = (unsigned short)m.rows;
-		if (st.out.fd == -1 || ioctl(st.out.fd, TIOCSWINSZ, &ws) == -1)
+		if (st.out.rfd == -1 || ioctl(st.out.rfd, TIOCSWINSZ, &ws) == -1)
 			stream_error("conflict", "the terminal is gone");
 		break;
 	case WSMSG_SIGNAL:
@@ -770,6 +789,11 @@ stream_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		lws_set_opaque_user_data(wsi, NULL);
 		f->wsi = NULL;
 		f->fd = -1;
+		if (f->open && f->rfd != -1) {
+			/* Hung up: read the rest at the client's pace. */
+			(void)stream_read(f);
+			return (0);
+		}
 		if (f->open) {
 			f->open = 0;
 			stream_check_final();
@@ -794,6 +818,7 @@ stream_main(int fd, const msgpack_object *o)
 	log_setident("lodged-stream");
 	memset(&st, 0, sizeof(st));
 	st.out.fd = st.err.fd = st.in.fd = -1;
+	st.out.rfd = st.err.rfd = st.in.rfd = st.sig.rfd = -1;
 	if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, &st.peer) != 1)
 		st.peer = -1;
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)

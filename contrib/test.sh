@@ -16,7 +16,7 @@ run() {
 	dir=$top/build/$1; shift
 	mkdir -p "$dir"
 	(cd "$dir" && "$top/build/src/configure" -q "$@" &&
-	    make -s -j"$(nproc)" && make -s check VERBOSE=1) || status=1
+	    make -s -j"$(nproc)" && make -s -j"$(nproc)" check VERBOSE=1) || status=1
 	grep -h "^# \(TOTAL\|PASS\|FAIL\|ERROR\|SKIP\)" "$dir/test-suite.log" \
 	    2>/dev/null || true
 }

@@ -22,7 +22,7 @@ set logscale y2
 set y2label "create p50 (ms)"
 set y2tics
 set grid xtics ytics
-set key top left box opaque
+set key bottom right box opaque
 plot datafile using 1:2 with linespoints lw 2 pt 7 ps 1.2 \
 	title "lodged session workers, total PSS", \
      '' using 1:2:(sprintf("%.1f MiB", $2)) with labels offset 0,1.2 \

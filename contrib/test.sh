@@ -22,6 +22,8 @@ run() {
 }
 echo "== build and test"
 run check
+echo "== valgrind memcheck over integration scenarios"
+sh contrib/valgrind.sh build/check || status=1
 echo "== build and test with ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -5,7 +5,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
-build=${1:-.}
+build=$(cd "${1:-.}" && pwd)
 logs=$(mktemp -d)
 # Workers and children that run as other users write their logs here too.
 chmod 1777 "$logs"

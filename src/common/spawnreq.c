@@ -15,6 +15,10 @@ spawnreq_name_valid(const char *s, size_t len)
 
 	if (len == 0 || len > SPAWNREQ_NAME_MAX)
 		return (0);
+	/* "." and ".." could never appear in a request path. */
+	if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' &&
+	    s[1] == '.'))
+		return (0);
 	for (i = 0; i < len; i++) {
 		char c = s[i];
 

@@ -104,13 +104,21 @@ api_health(struct conn *c)
 	    "version", PACKAGE_VERSION, "sessions", registry_count()));
 }
 
+/* registry_list's filter for a restricted peer: its own sessions. */
+static int
+api_list_owned(struct session *s, void *arg)
+{
+	return (api_peer_owns(arg, s));
+}
+
 static void
 api_list(struct conn *c)
 {
 	char	*body;
 	size_t	 len;
 
-	if ((body = registry_list(&len)) == NULL) {
+	if ((body = registry_list(&len, api_peer_restricted(c) ?
+	    api_list_owned : NULL, c)) == NULL) {
 		conn_reply_error(c, 500, "internal", "out of memory");
 		return;
 	}
@@ -609,7 +617,8 @@ api_head(struct conn *c)
 	c->close_after = 0;
 	c->route = httphead_route(c->h.method, c->h.path, c->ref,
 	    sizeof(c->ref));
-	if (c->h.upgrade || c->route == ROUTE_SESSION_LOG) {
+	if (c->h.upgrade || c->route == ROUTE_SESSION_LOG ||
+	    c->route == ROUTE_SESSION_ATTACH) {
 		c->close_after = 1;	/* if refused: the stream is unusable */
 		if (!c->l->is_unix && !auth_check(&c->h)) {
 			conn_reply_error(c, 401, "unauthorized",
@@ -626,7 +635,7 @@ api_head(struct conn *c)
 	}
 	if (c->h.chunked) {
 		c->close_after = 1;
-		conn_reply_error(c, 411, "length_required", "chunked bodies are not "
+		conn_reply_error(c, 411, "bad_request", "chunked bodies are not "
 		    "supported: send Content-Length");
 		return;
 	}

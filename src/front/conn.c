@@ -383,8 +383,7 @@ conn_head(struct conn *c)
 		return;
 	case HTTPHEAD_BAD_VERSION:
 		c->close_after = 1;
-		conn_reply_error(c, 505, "http_version_not_supported", "%s",
-		    why);
+		conn_reply_error(c, 505, "bad_request", "%s", why);
 		return;
 	case HTTPHEAD_BAD:
 		c->close_after = 1;

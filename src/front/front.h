@@ -190,7 +190,8 @@ struct session *registry_find(const char *ref);
 struct session *registry_find_id(const char *id);
 int	registry_name_taken(const char *name);
 int	registry_count(void);
-char	*registry_list(size_t *);
+char	*registry_list(size_t *, int (*)(struct session *, void *),
+	    void *);
 struct session *registry_add(const char *id, const char *name, int fd);
 void	registry_remove(struct session *);
 int	registry_request(struct session *, struct conn *, msgpack_sbuffer *,

@@ -101,7 +101,7 @@ registry_count(void)
  * object: a thousand sessions are a memcpy each, not a JSON encoding.
  */
 char *
-registry_list(size_t *lenp)
+registry_list(size_t *lenp, int (*keep)(struct session *, void *), void *arg)
 {
 	static const char	 head[] = "{\"sessions\":[", tail[] = "]}";
 	struct session		*s;
@@ -109,7 +109,8 @@ registry_list(size_t *lenp)
 	char			*out, *p;
 
 	RB_FOREACH(s, session_ids, &sessions_by_id)
-		if (s->ready && !s->gone && s->json != NULL)
+		if (s->ready && !s->gone && s->json != NULL &&
+		    (keep == NULL || keep(s, arg)))
 			len += s->json_len + 1;
 	if ((out = malloc(len)) == NULL)
 		return (NULL);
@@ -117,7 +118,8 @@ registry_list(size_t *lenp)
 	memcpy(p, head, sizeof(head) - 1);
 	p += sizeof(head) - 1;
 	RB_FOREACH(s, session_ids, &sessions_by_id) {
-		if (!s->ready || s->gone || s->json == NULL)
+		if (!s->ready || s->gone || s->json == NULL ||
+		    (keep != NULL && !keep(s, arg)))
 			continue;
 		if (p[-1] != '[')
 			*p++ = ',';

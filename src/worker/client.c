@@ -247,6 +247,23 @@ client_send_output(struct client *cl, uint64_t limit)
 	return (client_send(cl, &fb));
 }
 
+/*
+ * Where a client that fell out of the ring goes on.  The oldest byte held
+ * is about to be overwritten again when output is fast, and a client sent
+ * there would get gap after gap and almost no data; so it resumes with half
+ * the ring of slack, at a safe boundary (not inside a UTF-8 character or an
+ * escape sequence).
+ */
+static uint64_t
+client_resume_at(uint64_t start, uint64_t end)
+{
+	uint64_t	half = ring_capacity(worker->ring) / 2;
+
+	if (end - start <= half)
+		return (start);
+	return (ring_safe_start(worker->ring, end - half, 256));
+}
+
 /* One frame per writeable callback: lws cannot take a second one. */
 static int
 client_writeable(struct client *cl)
@@ -283,8 +300,8 @@ client_writeable(struct client *cl)
 		return (client_send(cl, &fb));
 	}
 	if (cl->off < start) {
-		client_gap(cl, cl->off, start);
-		cl->off = start;
+		client_gap(cl, cl->off, client_resume_at(start, end));
+		cl->off = client_resume_at(start, end);
 		return (0);
 	}
 	if (!cl->sent_live) {

@@ -530,6 +530,11 @@ class Lodged:
         # 3. backstop (see reap_rundir)
         reap_rundir(self.rundir, tree, self.known_children)
         self._stop_reaper()
+        # 4. a sanitizer build writes its reports to the daemon's log (the
+        #    front's, and every worker's, which share its stderr)
+        report = self.sanitizer_report()
+        if report:
+            self.keep_log = True
         if not os.environ.get("LODGE_TEST_KEEP"):
             shutil.rmtree(self.rundir, ignore_errors=True)
             if self._saved_token_file:
@@ -545,6 +550,26 @@ class Lodged:
         if self.keep_log:
             sys.stderr.write("\n[lodgetest] daemon log kept: %s\n"
                              % self.logpath)
+        if report:
+            raise AssertionError("sanitizer report in the daemon log %s:\n%s"
+                                 % (self.logpath, report))
+
+    SANITIZER_MARKS = (b"ERROR: AddressSanitizer", b"ERROR: LeakSanitizer",
+                       b"runtime error:", b"WARNING: AddressSanitizer")
+
+    def sanitizer_report(self):
+        """The first sanitizer report in the daemon's log, or ''."""
+        try:
+            with open(self.logpath, "rb") as f:
+                data = f.read()
+        except OSError:
+            return ""
+        for mark in self.SANITIZER_MARKS:
+            i = data.find(mark)
+            if i != -1:
+                return data[max(0, i - 200):i + 3000].decode("utf-8",
+                                                             "replace")
+        return ""
 
     def __enter__(self):
         self.start()

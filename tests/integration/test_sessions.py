@@ -5,6 +5,7 @@ Run: /usr/bin/python3 tests/integration/test_sessions.py
 """
 
 import os
+import shutil
 import pwd
 import re
 import sys
@@ -601,7 +602,11 @@ class TestSessions(lt.DaemonPerClass):
                          {"sessions": []}, "failed creates left sessions")
 
     async def test_default_shell(self):
-        s = self.create({"pty": True})
+        # The user's login shell, with a HOME of its own: a login shell
+        # reads ~/.profile, and the machine's may do slow things (pyenv).
+        home = tempfile.mkdtemp(prefix="lodge-home-")
+        self.addCleanup(shutil.rmtree, home, True)
+        s = self.create({"pty": True, "env": {"HOME": home}})
         self.assertEqual(os.path.realpath("/proc/%d/exe" % s["pid"]),
                          os.path.realpath(pwd.getpwuid(0).pw_shell))
         self.input(s["id"], "echo shell-$((9*9))\n")

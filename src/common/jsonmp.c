@@ -94,7 +94,9 @@ jsonmp_to_json(const msgpack_object *o)
 	case MSGPACK_OBJECT_FLOAT64:
 		return (json_real(o->via.f64));
 	case MSGPACK_OBJECT_STR:
-		return (json_stringn(o->via.str.ptr, o->via.str.size));
+		/* msgpack-c may give an empty string a NULL pointer. */
+		return (json_stringn(o->via.str.size > 0 ? o->via.str.ptr : "",
+		    o->via.str.size));
 	case MSGPACK_OBJECT_BIN:
 		return (jsonmp_bin(o->via.bin.ptr, o->via.bin.size));
 	case MSGPACK_OBJECT_ARRAY:
@@ -115,8 +117,8 @@ jsonmp_to_json(const msgpack_object *o)
 			const msgpack_object *k = &o->via.map.ptr[i].key;
 
 			if (k->type != MSGPACK_OBJECT_STR ||
-			    (key = strndup(k->via.str.ptr,
-			    k->via.str.size)) == NULL) {
+			    (key = strndup(k->via.str.size > 0 ?
+			    k->via.str.ptr : "", k->via.str.size)) == NULL) {
 				json_decref(j);
 				return (NULL);
 			}

@@ -77,8 +77,10 @@ mpack_streq(const msgpack_object *o, const char *s)
 {
 	size_t	len = strlen(s);
 
+	/* An empty msgpack string may come with a NULL pointer. */
 	return (o != NULL && o->type == MSGPACK_OBJECT_STR &&
-	    o->via.str.size == len && memcmp(o->via.str.ptr, s, len) == 0);
+	    o->via.str.size == len &&
+	    (len == 0 || memcmp(o->via.str.ptr, s, len) == 0));
 }
 
 const msgpack_object *
@@ -105,7 +107,7 @@ mpack_get_str(const msgpack_object *o, const char *key, const char **p,
 		return (0);
 	if (v->type != MSGPACK_OBJECT_STR)
 		return (-1);
-	*p = v->via.str.ptr;
+	*p = v->via.str.size > 0 ? v->via.str.ptr : "";
 	*len = v->via.str.size;
 	return (1);
 }
@@ -120,7 +122,7 @@ mpack_get_bin(const msgpack_object *o, const char *key, const char **p,
 		return (0);
 	if (v->type != MSGPACK_OBJECT_BIN)
 		return (-1);
-	*p = v->via.bin.ptr;
+	*p = v->via.bin.size > 0 ? v->via.bin.ptr : "";
 	*len = v->via.bin.size;
 	return (1);
 }
@@ -197,10 +199,11 @@ int
 mpack_strcpy(const msgpack_object *o, char *dst, size_t dstlen)
 {
 	if (o == NULL || o->type != MSGPACK_OBJECT_STR ||
-	    o->via.str.size >= dstlen ||
-	    memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL)
+	    o->via.str.size >= dstlen || (o->via.str.size > 0 &&
+	    memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL))
 		return (-1);
-	memcpy(dst, o->via.str.ptr, o->via.str.size);
+	if (o->via.str.size > 0)
+		memcpy(dst, o->via.str.ptr, o->via.str.size);
 	dst[o->via.str.size] = '\0';
 	return (0);
 }

@@ -35,6 +35,8 @@ spawnreq_strdup(const char *p, size_t len)
 {
 	char	*s;
 
+	if (len == 0)
+		return (strdup(""));
 	if (memchr(p, '\0', len) != NULL || (s = malloc(len + 1)) == NULL)
 		return (NULL);
 	memcpy(s, p, len);
@@ -120,7 +122,8 @@ spawnreq_env(const msgpack_object *v, struct spawnreq *r, char *why,
 		if (k->via.str.size == 0 ||
 		    memchr(k->via.str.ptr, '=', k->via.str.size) != NULL ||
 		    memchr(k->via.str.ptr, '\0', k->via.str.size) != NULL ||
-		    memchr(x->via.str.ptr, '\0', x->via.str.size) != NULL) {
+		    (x->via.str.size > 0 &&
+		    memchr(x->via.str.ptr, '\0', x->via.str.size) != NULL)) {
 			snprintf(why, whylen, "'env' names must be non-empty "
 			    "without '=' and no entry may hold NUL bytes");
 			return (-1);
@@ -132,8 +135,9 @@ spawnreq_env(const msgpack_object *v, struct spawnreq *r, char *why,
 		}
 		memcpy(e, k->via.str.ptr, k->via.str.size);
 		e[k->via.str.size] = '=';
-		memcpy(e + k->via.str.size + 1, x->via.str.ptr,
-		    x->via.str.size);
+		if (x->via.str.size > 0)
+			memcpy(e + k->via.str.size + 1, x->via.str.ptr,
+			    x->via.str.size);
 		e[k->via.str.size + 1 + x->via.str.size] = '\0';
 		r->env[r->nenv++] = e;
 	}

@@ -39,7 +39,7 @@ wsmsg_fields(struct wsmsg *m, char *why, size_t whylen)
 	if (i == sizeof(wsmsg_types) / sizeof(wsmsg_types[0])) {
 		snprintf(why, whylen, "unknown message type '%.*s'",
 		    type->via.str.size > 32 ? 32 : (int)type->via.str.size,
-		    type->via.str.ptr);
+		    type->via.str.size > 0 ? type->via.str.ptr : "");
 		return (-1);
 	}
 	m->type = wsmsg_types[i].type;

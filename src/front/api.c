@@ -89,9 +89,11 @@ api_body_object(struct conn *c, msgpack_sbuffer *sb, msgpack_unpacked *up)
 		return (-1);
 	}
 	json_decref(j);
+	/* msgpack-c unpacks at most 32 levels; no request needs more. */
 	if (msgpack_unpack_next(up, sb->data, sb->size, &off) !=
 	    MSGPACK_UNPACK_SUCCESS) {
-		conn_reply_error(c, 500, "internal", "cannot convert request");
+		conn_reply_error(c, 400, "bad_request", "the request nests "
+		    "too deeply");
 		return (-1);
 	}
 	return (0);

@@ -28,6 +28,8 @@ echo "== build and test with ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run asan --enable-sanitizers
+echo "== fuzz each target for a bounded time"
+sh contrib/fuzz.sh "${LODGE_FUZZ_SECONDS:-20}" || status=1
 pass=0 fail=0
 for log in build/check/test-suite.log build/asan/test-suite.log; do
 	p=$(sed -n 's/^# PASS: *//p' "$log" 2>/dev/null || echo 0)

@@ -35,6 +35,11 @@ import websockets.exceptions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# A sanitizer build (configure --enable-sanitizers): ASan keeps freed memory
+# in quarantine and maps shadow memory, so RSS says nothing about lodged's
+# own memory there.  Memory bounds are asserted by the plain build's run.
+SANITIZED = bool(os.environ.get("LODGE_SANITIZED"))
+
 LODGED = os.environ.get("LODGED")
 if not LODGED:
     # the brief's default is src/lodged; the non-recursive automake build

@@ -87,6 +87,10 @@ session_finalise(void)
 		return;
 	session_drain_now();
 	worker->final = 1;
+	if (worker->master_keep != -1) {
+		close(worker->master_keep);
+		worker->master_keep = -1;
+	}
 	lws_sul_cancel(&worker->sul_drain);
 	/* Late writers get EOF or EIO, not a reader that never comes. */
 	if (worker->out != NULL)

@@ -75,6 +75,7 @@ static struct {
 	int			 quit;
 	int			 killing;
 	int			 drain_expired;
+	int			 master_keep;	/* the PTY, until the reap */
 	int64_t			 peer;		/* restricted peer's uid, or -1 */
 	uint64_t		 next_off;
 	uint64_t		 next_seq;
@@ -273,7 +274,17 @@ stream_read(struct stream_fd *f)
 		}
 		return (0);
 	}
-	/* EOF, or EIO from a PTY whose other side is all closed. */
+	/*
+	 * EOF, or EIO from a PTY whose other side is all closed.  A child
+	 * that closed its terminal may still be running (cat closes its
+	 * descriptors before exit): closing the last master now would hang
+	 * the terminal up and kill it with SIGHUP, so the master is kept
+	 * until the child is reaped.
+	 */
+	if (st.tty && !st.reaped && f->kind == SFD_OUT) {
+		st.master_keep = f->rfd;
+		f->rfd = -1;
+	}
 	stream_fd_close(f);
 	stream_check_final();
 	return (0);
@@ -290,6 +301,10 @@ stream_reap(void)
 			continue;
 		st.reaped = 1;
 		st.status = status;
+		if (st.master_keep != -1) {
+			close(st.master_keep);
+			st.master_keep = -1;
+		}
 		lws_sul_cancel(&st.sul_timeout);
 		lws_sul_cancel(&st.sul_kill);
 		lws_sul_schedule(st.ctx, 0, &st.sul_drain, stream_drain_cb,
@@ -819,6 +834,7 @@ stream_main(int fd, const msgpack_object *o)
 	memset(&st, 0, sizeof(st));
 	st.out.fd = st.err.fd = st.in.fd = -1;
 	st.out.rfd = st.err.rfd = st.in.rfd = st.sig.rfd = -1;
+	st.master_keep = -1;
 	if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, &st.peer) != 1)
 		st.peer = -1;
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)

@@ -573,6 +573,12 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	    (worker->listen = worker_fd_adopt(WFD_LISTEN, fd)) == NULL)
 		worker_fail(c, 500, "internal", "cannot adopt fds");
 	if (ch.master != -1) {
+		/*
+		 * lws closes the master's wsi when the child closes its
+		 * terminal; a child that goes on running must not be hung up
+		 * (SIGHUP) by that, so a copy is held until it is reaped.
+		 */
+		worker->master_keep = fcntl(ch.master, F_DUPFD_CLOEXEC, 3);
 		fcntl(ch.master, F_SETFL, O_NONBLOCK);
 		worker->in_fd = ch.master;
 		worker->out = worker_fd_adopt(WFD_OUT, ch.master);
@@ -606,6 +612,7 @@ worker_main(int ctlfd, const msgpack_object *spawn)
 	LIST_INIT(&worker->clients);
 	LIST_INIT(&worker->controls);
 	worker->in_fd = -1;
+	worker->master_keep = -1;
 	if (setsid() == -1)
 		log_warn("setsid");
 	worker_setup(ctlfd, spawn, &c);

@@ -112,6 +112,7 @@ struct worker {
 	int			 out_open, err_open;
 	struct worker_fd	*out, *err, *in, *listen, *sig;
 	int			 in_fd;		/* PTY master or stdin pipe */
+	int			 master_keep;	/* the PTY, held until the reap */
 	unsigned char		*inq;		/* queued input */
 	size_t			 inq_len;
 	int			 inq_eof;	/* close stdin once drained */

@@ -28,27 +28,6 @@
 
 static void	conn_arm_timeout(struct conn *, int seconds);
 
-const char *
-conn_status_code(int status)
-{
-	switch (status) {
-	case 400: return ("bad_request");
-	case 401: return ("unauthorized");
-	case 403: return ("forbidden");
-	case 404: return ("not_found");
-	case 405: return ("method_not_allowed");
-	case 408: return ("request_timeout");
-	case 409: return ("conflict");
-	case 411: return ("length_required");
-	case 413: return ("payload_too_large");
-	case 422: return ("spawn_failed");
-	case 431: return ("header_too_large");
-	case 503: return ("unavailable");
-	case 505: return ("http_version_not_supported");
-	default: return ("internal");
-	}
-}
-
 static const char *
 conn_reason(int status)
 {

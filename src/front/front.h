@@ -176,7 +176,6 @@ void	conn_reply_body(struct conn *, int status, const char *ctype,
 int	conn_handoff(struct conn *, struct session *);
 int	conn_handoff_stream(struct conn *, uid_t peer);
 void	conn_worker_reply(struct conn *, const msgpack_object *);
-const char *conn_status_code(int status);
 int	conn_consume_head(struct conn *);
 int	conn_start_body(struct conn *, size_t);
 

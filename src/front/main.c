@@ -379,6 +379,8 @@ main(int argc, char **argv)
 	setproctitle_init(argc, argv, environ);
 	if ((front = calloc(1, sizeof(*front))) == NULL)
 		err(1, NULL);
+	/* The limit lodged started with, for a template started later. */
+	child_save_limits();
 	parse_options(argc, argv, &front->conf);
 	log_init("lodged", front->conf.foreground, front->conf.verbose);
 

@@ -297,6 +297,14 @@ registry_closed(struct session *s)
 	}
 	if (!s->gone && s->ready && !front->quit)
 		log_info("session %s: worker gone", s->id);
+	if (!front->quit) {
+		char path[700];
+
+		/* A worker running as another user cannot remove it itself. */
+		snprintf(path, sizeof(path), "%s/sessions/%s.sock",
+		    front->conf.rundir, s->id);
+		(void)unlink(path);
+	}
 	registry_remove(s);
 	json_decref(s->obj);
 	free(s->json);

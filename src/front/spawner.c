@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "front.h"
+#include "worker.h"
 #include "log.h"
 #include "rawio.h"
 #include "mpack.h"
@@ -58,6 +59,7 @@ spawner_start(void)
 		if (dup2(sp[1], 3) == -1)
 			_exit(1);
 		closefrom(4);
+		child_restore_limits();
 		signal(SIGPIPE, SIG_DFL);
 		execv(front->self, argv);
 		_exit(127);
@@ -147,7 +149,9 @@ spawner_readable(void)
 void
 spawner_closed(void)
 {
-	log_warnx("the worker template exited; starting another on demand");
+	if (!front->quit)
+		log_warnx("the worker template exited; starting another on "
+		    "demand");
 	spawner.ctl.fd = -1;	/* lws closed it */
 	ctl_close(&spawner.ctl);
 	spawner.wsi = NULL;

@@ -224,6 +224,14 @@ child_save_limits(void)
 		child_nofile_saved = 1;
 }
 
+/* Give back the limit saved by child_save_limits (a process about to exec). */
+void
+child_restore_limits(void)
+{
+	if (child_nofile_saved)
+		(void)setrlimit(RLIMIT_NOFILE, &child_nofile);
+}
+
 void
 child_fd_limit(rlim_t want)
 {

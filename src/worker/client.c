@@ -5,8 +5,9 @@
  * there, one frame per writeable callback: first "attached", then a "gap" if
  * it asked for bytes the ring no longer holds, the replay up to the end as
  * it was at attach time, "live", live output, and finally "exit".  A client
- * that falls behind by more than the ring holds gets a "gap" and continues
- * from the oldest byte: it never slows the process or the other clients.
+ * that falls behind by more than the ring holds gets a "gap" and resumes
+ * with half a ring of slack (not at the oldest byte, which fast output would
+ * overwrite again at once): it never slows the process or the other clients.
  */
 #include <sys/types.h>
 
@@ -406,7 +407,7 @@ client_message(struct client *cl, const unsigned char *buf, size_t len)
 	}
 	switch (m.type) {
 	case WSMSG_STDIN:
-		if (worker->final || worker->in_fd == -1)
+		if (worker->final || worker->in_fd == -1 || worker->inq_eof)
 			client_error(cl, "conflict",
 			    "the session's input is closed");
 		else if (session_input(m.data, m.len) == -1)

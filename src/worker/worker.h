@@ -195,6 +195,7 @@ int	child_start(const struct child_spec *, struct child *, char *why,
 int	child_resolve(const char *file, char **envp, char *out,
 	    size_t outlen);
 void	child_save_limits(void);
+void	child_restore_limits(void);
 void	child_fd_limit(rlim_t);
 char	**child_environ(const struct spawnreq *, const char *user,
 	    const char *home, const char *shell, int pty);

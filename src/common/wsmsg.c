@@ -103,6 +103,18 @@ wsmsg_decode(const void *buf, size_t len, struct wsmsg *m, char *why,
 }
 
 void
+wsmsg_pack_error(msgpack_sbuffer *sb, const char *code, const char *message)
+{
+	msgpack_packer	pk;
+
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	mpack_kv_str(&pk, "type", "error");
+	mpack_kv_str(&pk, "code", code);
+	mpack_kv_str(&pk, "message", message);
+}
+
+void
 wsmsg_free(struct wsmsg *m)
 {
 	msgpack_unpacked_destroy(&m->up);

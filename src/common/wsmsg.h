@@ -39,4 +39,8 @@ int	wsmsg_decode(const void *buf, size_t len, struct wsmsg *m, char *why,
 	    size_t whylen);
 void	wsmsg_free(struct wsmsg *);
 
+/* Pack the server's {"type":"error","code":..,"message":..} into sb. */
+void	wsmsg_pack_error(msgpack_sbuffer *sb, const char *code,
+	    const char *message);
+
 #endif

@@ -105,14 +105,9 @@ static void
 client_error(struct client *cl, const char *code, const char *message)
 {
 	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
 
 	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 3);
-	mpack_kv_str(&pk, "type", "error");
-	mpack_kv_str(&pk, "code", code);
-	mpack_kv_str(&pk, "message", message);
+	wsmsg_pack_error(&sb, code, message);
 	client_queue(cl, &sb);
 	msgpack_sbuffer_destroy(&sb);
 }

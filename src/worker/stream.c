@@ -136,14 +136,9 @@ static void
 stream_error(const char *code, const char *message)
 {
 	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
 
 	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 3);
-	mpack_kv_str(&pk, "type", "error");
-	mpack_kv_str(&pk, "code", code);
-	mpack_kv_str(&pk, "message", message);
+	wsmsg_pack_error(&sb, code, message);
 	stream_queue(&sb);
 	msgpack_sbuffer_destroy(&sb);
 }

@@ -38,6 +38,9 @@ for log in build/check/test-suite.log build/asan/test-suite.log; do
 	pass=$((pass + ${p:-0}))
 	fail=$((fail + ${f:-0}))
 done
+# Files that passed only on their second run (tests/run-integration.sh).
+grep -h "^FLAKY:" build/check/tests/integration/*.log \
+    build/asan/tests/integration/*.log 2>/dev/null || true
 [ "$status" -eq 0 ] || [ "$fail" -gt 0 ] || fail=1
 echo "suites: $pass passed, $fail failed"
 exit $status

@@ -233,7 +233,8 @@ ctl_next(struct ctl *c, msgpack_unpacked *up, int *fd)
 	c->rlen -= 4 + n;
 	msgpack_unpacked_destroy(up);
 	msgpack_unpacked_init(up);
-	if (msgpack_unpack_next(up, c->frame, n, &off) !=
+	if (mpack_validate(c->frame, n) == -1 ||
+	    msgpack_unpack_next(up, c->frame, n, &off) !=
 	    MSGPACK_UNPACK_SUCCESS || off != n ||
 	    up->data.type != MSGPACK_OBJECT_MAP)
 		return (-1);

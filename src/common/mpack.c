@@ -72,6 +72,100 @@ mpack_kv_bin(msgpack_packer *pk, const char *k, const void *v, size_t len)
 	msgpack_pack_bin_body(pk, v, len);
 }
 
+static uint64_t
+mpack_be(const unsigned char *p, int n)
+{
+	uint64_t	v = 0;
+	int		i;
+
+	for (i = 0; i < n; i++)
+		v = (v << 8) | p[i];
+	return (v);
+}
+
+int
+mpack_validate(const void *buf, size_t len)
+{
+	const unsigned char	*p = buf;
+	uint64_t		 left[MPACK_DEPTH_MAX + 1], n, skip;
+	size_t			 pos = 0;
+	int			 depth = 0, hdr;
+	unsigned char		 c;
+
+	left[0] = 1;		/* one object at the top */
+	while (depth >= 0) {
+		if (left[depth] == 0) {
+			depth--;
+			continue;
+		}
+		left[depth]--;
+		if (pos >= len)
+			return (-1);
+		c = p[pos++];
+		n = 0;
+		skip = 0;
+		hdr = 0;
+		if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 ||
+		    c == 0xc3)
+			continue;
+		if (c >= 0xa0 && c <= 0xbf)
+			skip = c & 0x1f;
+		else if (c >= 0x80 && c <= 0x8f)
+			n = (uint64_t)(c & 0x0f) * 2;
+		else if (c >= 0x90 && c <= 0x9f)
+			n = c & 0x0f;
+		else {
+			switch (c) {
+			case 0xc4: case 0xd9: hdr = 1; break;	/* bin8 str8 */
+			case 0xc5: case 0xda: hdr = 2; break;
+			case 0xc6: case 0xdb: hdr = 4; break;
+			case 0xc7: hdr = 1; skip = 1; break;	/* ext8 */
+			case 0xc8: hdr = 2; skip = 1; break;
+			case 0xc9: hdr = 4; skip = 1; break;
+			case 0xca: skip = 4; break;
+			case 0xcb: skip = 8; break;
+			case 0xcc: case 0xd0: skip = 1; break;
+			case 0xcd: case 0xd1: skip = 2; break;
+			case 0xce: case 0xd2: skip = 4; break;
+			case 0xcf: case 0xd3: skip = 8; break;
+			case 0xd4: skip = 2; break;		/* fixext */
+			case 0xd5: skip = 3; break;
+			case 0xd6: skip = 5; break;
+			case 0xd7: skip = 9; break;
+			case 0xd8: skip = 17; break;
+			case 0xdc: case 0xdd: case 0xde: case 0xdf:
+				hdr = (c == 0xdc || c == 0xde) ? 2 : 4;
+				break;
+			default:
+				return (-1);	/* 0xc1 is never used */
+			}
+			if (hdr > 0) {
+				if (len - pos < (size_t)hdr)
+					return (-1);
+				n = mpack_be(p + pos, hdr);
+				pos += (size_t)hdr;
+				if (c >= 0xdc) {
+					if (c >= 0xde)
+						n *= 2;
+				} else {
+					skip += n;
+					n = 0;
+				}
+			}
+		}
+		if (skip > len - pos)
+			return (-1);
+		pos += (size_t)skip;
+		if (n == 0)
+			continue;
+		/* Every element takes a byte at least. */
+		if (n > len - pos || depth == MPACK_DEPTH_MAX)
+			return (-1);
+		left[++depth] = n;
+	}
+	return (pos == len ? 0 : -1);
+}
+
 int
 mpack_streq(const msgpack_object *o, const char *s)
 {

@@ -38,6 +38,16 @@ int	mpack_get_int(const msgpack_object *, const char *, int64_t min,
 int	mpack_get_bool(const msgpack_object *, const char *, int *);
 int	mpack_get_num(const msgpack_object *, const char *, double *);
 
+#define MPACK_DEPTH_MAX	32	/* msgpack-c's own unpacking limit */
+
+/*
+ * Check that len bytes hold exactly one well-formed msgpack object whose
+ * declared lengths and counts fit in the bytes there are, nested at most
+ * MPACK_DEPTH_MAX deep, before msgpack-c sees it: msgpack-c allocates for
+ * every declared element first, so five bytes could ask for 256 GiB.
+ */
+int	mpack_validate(const void *buf, size_t len);
+
 /* Compare a msgpack str object with a C string. */
 int	mpack_streq(const msgpack_object *, const char *);
 

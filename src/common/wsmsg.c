@@ -89,7 +89,8 @@ wsmsg_decode(const void *buf, size_t len, struct wsmsg *m, char *why,
 
 	memset(m, 0, sizeof(*m));
 	msgpack_unpacked_init(&m->up);
-	if (msgpack_unpack_next(&m->up, buf, len, &off) !=
+	if (mpack_validate(buf, len) == -1 ||
+	    msgpack_unpack_next(&m->up, buf, len, &off) !=
 	    MSGPACK_UNPACK_SUCCESS || off != len) {
 		snprintf(why, whylen, "not a msgpack message");
 		wsmsg_free(m);

@@ -894,7 +894,10 @@ class TestCliDocs(unittest.TestCase):
                            stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=TIMEOUT)
         self.assertEqual(p.returncode, 0, p.stdout.decode())
-        self.assertEqual(p.stdout, b"")
+        # The state of the machine's man database (makewhatis) is not the
+        # page's: mandoc's note about an outdated mandoc.db is left out.
+        out = [l for l in p.stdout.splitlines() if b"mandoc.db" not in l]
+        self.assertEqual(out, [])
         with open(MANPAGE) as f:
             man = f.read()
         check_binary()

@@ -73,6 +73,8 @@ void	 report_errorx(const char *, ...)
 	     __attribute__((format(printf, 1, 2)));
 void	 report_notice(const char *, ...)
 	     __attribute__((format(printf, 1, 2)));
+/* An "error" message from lodged, as one line. */
+void	 report_server_error(const msgpack_object *);
 
 /* tty.c: the terminal's mode, size and the signals that end us */
 #define TTY_RAW		0	/* everything to the remote terminal */

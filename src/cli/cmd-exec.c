@@ -207,9 +207,7 @@ static void
 cmd_exec_message(const msgpack_object *m)
 {
 	const msgpack_object	*type = mpack_get(m, "type");
-	const char		*msg;
 	char			 text[128];
-	size_t			 len;
 	int			 b;
 
 	if (mpack_streq(type, "stdout"))
@@ -228,10 +226,7 @@ cmd_exec_message(const msgpack_object *m)
 		loop_quit(cx.status);
 	} else if (mpack_streq(type, "error")) {
 		cx.said_error = 1;
-		if (mpack_get_str(m, "message", &msg, &len) == 1)
-			report_errorx("%.*s", (int)len, msg);
-		else
-			report_errorx("lodged sent an error");
+		report_server_error(m);
 	}
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mpack.h"
 
 static void
 report_write(const char *prefix, const char *fmt, va_list ap, int with_errno)
@@ -66,4 +67,16 @@ report_notice(const char *fmt, ...)
 	va_start(ap, fmt);
 	report_write("", fmt, ap, 0);
 	va_end(ap);
+}
+
+void
+report_server_error(const msgpack_object *m)
+{
+	const char	*msg;
+	size_t		 len;
+
+	if (mpack_get_str(m, "message", &msg, &len) == 1)
+		report_errorx("%.*s", (int)len, msg);
+	else
+		report_errorx("lodged sent an error");
 }

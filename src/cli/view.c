@@ -214,8 +214,6 @@ static void
 view_message(const msgpack_object *m)
 {
 	const msgpack_object	*type = mpack_get(m, "type");
-	const char		*msg;
-	size_t			 len;
 	int64_t			 from, to;
 
 	if (mpack_streq(type, "stdout"))
@@ -239,10 +237,7 @@ view_message(const msgpack_object *m)
 		loop_quit(view.status);
 	} else if (mpack_streq(type, "error")) {
 		view.said_error = 1;
-		if (mpack_get_str(m, "message", &msg, &len) == 1)
-			report_errorx("%.*s", (int)len, msg);
-		else
-			report_errorx("lodged sent an error");
+		report_server_error(m);
 	}
 }
 

@@ -32,8 +32,8 @@ ctl_close(struct ctl *c)
 
 	while ((f = c->qhead) != NULL) {
 		c->qhead = f->next;
-		if (f->fd != -1)
-			close(f->fd);
+		for (i = 0; i < f->nfds; i++)
+			close(f->fds[i]);
 		free(f->buf);
 		free(f);
 	}
@@ -58,30 +58,44 @@ ctl_pending(const struct ctl *c)
 	return (c->qhead != NULL);
 }
 
+static void
+ctl_close_fds(const int *fds, int nfds)
+{
+	int	i;
+
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+}
+
 int
 ctl_send(struct ctl *c, const msgpack_sbuffer *sb, int fd)
+{
+	return (ctl_sendv(c, sb, &fd, fd == -1 ? 0 : 1));
+}
+
+int
+ctl_sendv(struct ctl *c, const msgpack_sbuffer *sb, const int *fds, int nfds)
 {
 	struct ctl_frame	*f;
 	uint32_t		 n;
 
-	if (c->fd == -1 || sb->size > CTL_FRAME_MAX ||
+	if (c->fd == -1 || sb->size > CTL_FRAME_MAX || nfds > CTL_FRAME_FDS ||
 	    c->qbytes + sb->size > CTL_QUEUE_MAX ||
 	    (f = calloc(1, sizeof(*f))) == NULL) {
-		if (fd != -1)
-			close(fd);
+		ctl_close_fds(fds, nfds);
 		return (-1);
 	}
 	if ((f->buf = malloc(4 + sb->size)) == NULL) {
 		free(f);
-		if (fd != -1)
-			close(fd);
+		ctl_close_fds(fds, nfds);
 		return (-1);
 	}
 	n = htonl((uint32_t)sb->size);
 	memcpy(f->buf, &n, 4);
 	memcpy(f->buf + 4, sb->data, sb->size);
 	f->len = 4 + sb->size;
-	f->fd = fd;
+	memcpy(f->fds, fds, nfds * sizeof(int));
+	f->nfds = nfds;
 	*c->qtail = f;
 	c->qtail = &f->next;
 	c->qbytes += f->len;
@@ -96,7 +110,7 @@ ctl_flush(struct ctl *c)
 	struct iovec		 iov;
 	union {
 		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
+		char		buf[CMSG_SPACE(sizeof(int) * CTL_FRAME_FDS)];
 	} cm;
 	struct cmsghdr		*cmsg;
 	ssize_t			 n;
@@ -107,15 +121,15 @@ ctl_flush(struct ctl *c)
 		iov.iov_len = f->len - f->off;
 		msg.msg_iov = &iov;
 		msg.msg_iovlen = 1;
-		if (f->fd != -1) {
+		if (f->nfds > 0) {
 			memset(&cm, 0, sizeof(cm));
 			msg.msg_control = cm.buf;
-			msg.msg_controllen = sizeof(cm.buf);
+			msg.msg_controllen = CMSG_SPACE(sizeof(int) * f->nfds);
 			cmsg = CMSG_FIRSTHDR(&msg);
 			cmsg->cmsg_level = SOL_SOCKET;
 			cmsg->cmsg_type = SCM_RIGHTS;
-			cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(cmsg), &f->fd, sizeof(int));
+			cmsg->cmsg_len = CMSG_LEN(sizeof(int) * f->nfds);
+			memcpy(CMSG_DATA(cmsg), f->fds, sizeof(int) * f->nfds);
 		}
 		n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n == -1) {
@@ -125,10 +139,10 @@ ctl_flush(struct ctl *c)
 				return (1);
 			return (-1);
 		}
-		if (f->fd != -1) {
-			/* The descriptor went with the first byte. */
-			close(f->fd);
-			f->fd = -1;
+		if (f->nfds > 0) {
+			/* The descriptors went with the first byte. */
+			ctl_close_fds(f->fds, f->nfds);
+			f->nfds = 0;
 		}
 		f->off += (size_t)n;
 		if (f->off < f->len)
@@ -205,14 +219,14 @@ ctl_read(struct ctl *c)
 }
 
 int
-ctl_next(struct ctl *c, msgpack_unpacked *up, int *fd)
+ctl_nextv(struct ctl *c, msgpack_unpacked *up, int *fds, int *nfds)
 {
 	uint32_t		 n;
 	size_t			 off = 0;
 	const msgpack_object	*o;
-	int			 want_fd = 0;
+	int64_t			 want = 0;
 
-	*fd = -1;
+	*nfds = 0;
 	if (c->rlen < 4)
 		return (0);
 	memcpy(&n, c->rbuf, 4);
@@ -240,14 +254,33 @@ ctl_next(struct ctl *c, msgpack_unpacked *up, int *fd)
 		return (-1);
 	if ((o = mpack_get(&up->data, "fd")) != NULL &&
 	    o->type == MSGPACK_OBJECT_BOOLEAN && o->via.boolean)
-		want_fd = 1;
-	if (want_fd) {
-		if (c->nfds == 0)
-			return (-1);
-		*fd = c->fds[0];
-		memmove(c->fds, c->fds + 1, (c->nfds - 1) * sizeof(int));
-		c->nfds--;
+		want = 1;
+	else if (mpack_get(&up->data, "fds") != NULL &&
+	    mpack_get_int(&up->data, "fds", 1, CTL_FRAME_FDS, &want) != 1)
+		return (-1);
+	if (want > c->nfds)
+		return (-1);
+	memcpy(fds, c->fds, want * sizeof(int));
+	memmove(c->fds, c->fds + want, (c->nfds - want) * sizeof(int));
+	c->nfds -= (int)want;
+	*nfds = (int)want;
+	return (1);
+}
+
+int
+ctl_next(struct ctl *c, msgpack_unpacked *up, int *fd)
+{
+	int	fds[CTL_FRAME_FDS], nfds, r;
+
+	*fd = -1;
+	if ((r = ctl_nextv(c, up, fds, &nfds)) != 1)
+		return (r);
+	if (nfds > 1) {
+		ctl_close_fds(fds, nfds);
+		return (-1);
 	}
+	if (nfds == 1)
+		*fd = fds[0];
 	return (1);
 }
 

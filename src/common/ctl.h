@@ -3,9 +3,9 @@
  *
  * Front, template and session workers talk over Unix stream sockets in
  * frames: a 4-byte big-endian length, then one msgpack map.  A frame may carry
- * one file descriptor (SCM_RIGHTS), sent with the frame's first byte; the
- * receiver queues received descriptors in arrival order and a frame whose
- * map has "fd":true takes the oldest one.
+ * up to CTL_FRAME_FDS file descriptors (SCM_RIGHTS), sent with the frame's
+ * first byte; the receiver queues received descriptors in arrival order and
+ * a frame whose map has "fd":true takes the oldest one, "fds":N the oldest N.
  *
  * The first byte a front sends on a connection it opened to a worker socket
  * is CTL_MAGIC, so the worker can tell it from an HTTP client.
@@ -21,6 +21,7 @@
 #define CTL_MAGIC		'\0'
 #define CTL_FRAME_MAX		(64U * 1024 * 1024)
 #define CTL_FDS_MAX		16
+#define CTL_FRAME_FDS		3
 #define CTL_QUEUE_MAX		(128U * 1024 * 1024)
 
 struct ctl_frame {
@@ -28,7 +29,8 @@ struct ctl_frame {
 	char			*buf;
 	size_t			 len;
 	size_t			 off;
-	int			 fd;	/* -1, or owned until sent */
+	int			 fds[CTL_FRAME_FDS];	/* owned until sent */
+	int			 nfds;
 };
 
 struct ctl {
@@ -56,6 +58,9 @@ void	ctl_close(struct ctl *);
  * the queue is over its limit (the caller drops the peer).
  */
 int	ctl_send(struct ctl *, const msgpack_sbuffer *, int fd);
+/* The same with nfds (<= CTL_FRAME_FDS) descriptors in one message. */
+int	ctl_sendv(struct ctl *, const msgpack_sbuffer *, const int *fds,
+	    int nfds);
 /* Send what is queued; 1 if something is still queued, 0 if empty, -1 error. */
 int	ctl_flush(struct ctl *);
 int	ctl_pending(const struct ctl *);
@@ -70,6 +75,8 @@ int	ctl_read(struct ctl *);
  * malformed frame (the caller drops the peer).
  */
 int	ctl_next(struct ctl *, msgpack_unpacked *, int *fd);
+/* The same for frames with "fds":N; *nfds set to how many fds[] holds. */
+int	ctl_nextv(struct ctl *, msgpack_unpacked *, int *fds, int *nfds);
 
 /* Keep the bytes of the last frame (objects point into them); free() them. */
 char	*ctl_take_frame(struct ctl *);

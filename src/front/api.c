@@ -140,18 +140,14 @@ static int
 api_user(struct conn *c, const char *name, struct passwd *out, char *buf,
     size_t buflen)
 {
-	struct passwd	*pw = NULL;
 	uid_t		 self = geteuid();
 	int		 rc;
 
 	/* On the Unix socket a client runs things as itself by default. */
 	if (api_peer_restricted(c))
 		self = c->peer_uid;
-	if (name[0] == '\0')
-		rc = getpwuid_r(self, out, buf, buflen, &pw);
-	else
-		rc = getpwnam_r(name, out, buf, buflen, &pw);
-	if (rc != 0 || pw == NULL) {
+	rc = pwcache_get(name[0] == '\0' ? NULL : name, self, out, buf, buflen);
+	if (rc == -1) {
 		if (name[0] == '\0')
 			conn_reply_error(c, 500, "internal",
 			    "lodged's own user has no passwd entry");
@@ -160,13 +156,13 @@ api_user(struct conn *c, const char *name, struct passwd *out, char *buf,
 			    "unknown user '%s'", name);
 		return (-1);
 	}
-	if (geteuid() != 0 && pw->pw_uid != geteuid()) {
+	if (geteuid() != 0 && out->pw_uid != geteuid()) {
 		conn_reply_error(c, 403, "forbidden", "'user' needs lodged to "
 		    "run as root");
 		return (-1);
 	}
 	/* A client on the Unix socket may only act as itself, unless root. */
-	if (api_peer_restricted(c) && pw->pw_uid != c->peer_uid) {
+	if (api_peer_restricted(c) && out->pw_uid != c->peer_uid) {
 		conn_reply_error(c, 403, "forbidden", "on the Unix socket you "
 		    "may only run processes as yourself");
 		return (-1);
@@ -181,7 +177,7 @@ api_user(struct conn *c, const char *name, struct passwd *out, char *buf,
 static int
 api_peer_owns(struct conn *c, struct session *s)
 {
-	struct passwd	 pw, *r = NULL;
+	struct passwd	 pw;
 	const char	*user;
 	char		 buf[4096];
 
@@ -190,7 +186,7 @@ api_peer_owns(struct conn *c, struct session *s)
 	if (s->obj == NULL || (user = json_string_value(json_object_get(
 	    s->obj, "user"))) == NULL)
 		return (0);
-	if (getpwnam_r(user, &pw, buf, sizeof(buf), &r) != 0 || r == NULL)
+	if (pwcache_get(user, 0, &pw, buf, sizeof(buf)) == -1)
 		return (0);
 	return (pw.pw_uid == c->peer_uid);
 }
@@ -647,8 +643,7 @@ api_head(struct conn *c)
 		    "larger than %zu bytes", front->conf.max_body);
 		return;
 	}
-	if (conn_consume_head(c) == -1 ||
-	    conn_start_body(c, c->h.content_length > 0 ?
+	if (conn_start_body(c, c->h.content_length > 0 ?
 	    (size_t)c->h.content_length : 0) == -1) {
 		c->close_after = 1;
 		conn_reply_error(c, 500, "internal", "cannot read the request");

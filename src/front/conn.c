@@ -267,7 +267,9 @@ conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
 	msgpack_packer	 pk;
 	int		 fd, one = 1, null, rc;
 
-	(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+	if (c->lowat)
+		(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one,
+		    sizeof(one));
 	if ((fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3)) == -1)
 		return (-1);
 	msgpack_sbuffer_init(&sb);
@@ -316,8 +318,10 @@ conn_peek_later(struct conn *c, size_t have)
 
 	if (!c->l->is_unix &&
 	    setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
-	    sizeof(lowat)) == 0)
+	    sizeof(lowat)) == 0) {
+		c->lowat = 1;
 		return;
+	}
 	lws_rx_flow_control(c->wsi, 0);
 	c->peek_tries++;
 }
@@ -371,11 +375,12 @@ conn_head(struct conn *c)
 	case HTTPHEAD_OK:
 		break;
 	}
-	if (!c->l->is_unix) {
+	if (c->lowat) {
 		int one = 1;
 
 		(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one,
 		    sizeof(one));
+		c->lowat = 0;
 	}
 	c->peek_tries = 0;
 	c->keep_alive = c->h.keep_alive;
@@ -423,14 +428,26 @@ conn_body(struct conn *c)
 	}
 }
 
-/* Consume the head that was only peeked, then start on the body. */
+/*
+ * Consume the head that was only peeked, with whatever of the body came
+ * in the same segments (already in c->buf), so a small request needs no
+ * second trip through the loop.
+ */
 int
-conn_consume_head(struct conn *c)
+conn_start_body(struct conn *c, size_t len)
 {
-	size_t	left = c->head_len;
+	size_t	have = 0, left;
 	ssize_t	n;
 	char	sink[4096];
 
+	if ((c->body = malloc(len + 1)) == NULL)
+		return (-1);
+	if (c->buflen > c->head_len)
+		have = c->buflen - c->head_len;
+	if (have > len)
+		have = len;
+	memcpy(c->body, c->buf + c->head_len, have);
+	left = c->head_len + have;
 	while (left > 0) {
 		n = recv(c->fd, sink, left < sizeof(sink) ? left :
 		    sizeof(sink), MSG_DONTWAIT);
@@ -441,21 +458,15 @@ conn_consume_head(struct conn *c)
 		}
 		left -= (size_t)n;
 	}
-	return (0);
-}
-
-int
-conn_start_body(struct conn *c, size_t len)
-{
-	if ((c->body = malloc(len + 1)) == NULL)
-		return (-1);
-	c->body_len = 0;
+	c->body_len = have;
 	c->body_want = len;
 	c->body[len] = '\0';
 	c->state = CONN_BODY;
-	conn_arm_timeout(c, front->conf.head_timeout * 3);
-	if (len == 0)
+	if (have == len) {
+		lws_sul_cancel(&c->sul);
 		api_dispatch(c);
+	} else
+		conn_arm_timeout(c, front->conf.head_timeout * 3);
 	return (0);
 }
 

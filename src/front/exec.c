@@ -2,8 +2,8 @@
  * exec.c: POST /v1/exec, a command run to completion with buffered output.
  *
  * The front makes the pipes; the worker template starts the command on them
- * (vfork, no worker process per call) and reports its pid and, later, its
- * exit status.  The front reads both pipes to EOF, keeping at most
+ * (vfork, no worker process per call) and reports its exit status, or that
+ * it could not start it.  The front reads both pipes to EOF, keeping at most
  * maxOutputBytes of each and dropping the rest (the child is never left
  * blocked on a full pipe), writes the request's stdin, and enforces the
  * timeout: TERM to the process group, KILL after a grace time.  A client
@@ -53,7 +53,6 @@ struct exec_call {
 	LIST_ENTRY(exec_call)	 entry;
 	int64_t			 id;
 	struct conn		*conn;
-	pid_t			 pid;
 	int			 spawned;
 	int			 exited;
 	int			 status;
@@ -355,39 +354,26 @@ exec_pipe_adopt(struct exec_pipe *p, struct exec_call *e,
 	return (0);
 }
 
+/* The template could not start the command. */
 void
 exec_spawned(const msgpack_object *o)
 {
 	struct exec_call	*e;
 	const char		*msg;
 	size_t			 len;
-	int64_t			 id = 0, pid;
+	int64_t			 id = 0;
 
 	(void)mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id);
 	if ((e = exec_find(id)) == NULL)
 		return;
-	if (mpack_get_int(o, "pid", 1, INT32_MAX, &pid) != 1) {
-		if (mpack_get_str(o, "message", &msg, &len) != 1) {
-			msg = "cannot start the command";
-			len = strlen(msg);
-		}
-		if (e->conn != NULL)
-			conn_reply_error(e->conn, 422, "spawn_failed", "%.*s",
-			    (int)len, msg);
-		exec_free(e);
-		return;
+	if (mpack_get_str(o, "message", &msg, &len) != 1) {
+		msg = "cannot start the command";
+		len = strlen(msg);
 	}
-	e->spawned = 1;
-	e->pid = (pid_t)pid;
-	if (e->conn == NULL) {
-		exec_terminate(e, SIGHUP);
-		return;
-	}
-	if (e->timeout > 0)
-		lws_sul_schedule(front->ctx, 0, &e->sul_timeout,
-		    exec_timeout_cb, (lws_usec_t)(e->timeout * LWS_US_PER_SEC));
-	if (e->in.open)
-		exec_writeable(&e->in);
+	if (e->conn != NULL)
+		conn_reply_error(e->conn, 422, "spawn_failed", "%.*s", (int)len,
+		    msg);
+	exec_free(e);
 }
 
 void
@@ -444,7 +430,8 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 	msgpack_sbuffer		 sb;
 	msgpack_packer		 pk;
 	int			 op[2] = { -1, -1 }, ep[2] = { -1, -1 };
-	int			 ip[2] = { -1, -1 }, has_stdin;
+	int			 ip[2] = { -1, -1 }, has_stdin, fds[3];
+	int			 nfds = 0, r;
 
 	has_stdin = req->stdin_data != NULL;
 	if ((e = calloc(1, sizeof(*e))) == NULL)
@@ -482,13 +469,18 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &e->t0);
 
+	/* One frame, all descriptors: the template wakes once. */
+	fds[nfds++] = op[1];
+	fds[nfds++] = ep[1];
+	if (has_stdin)
+		fds[nfds++] = ip[0];
+	op[1] = ep[1] = ip[0] = -1;
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 10);
+	msgpack_pack_map(&pk, 9);
 	mpack_kv_str(&pk, "type", "exec");
-	mpack_kv_bool(&pk, "fd", 1);
+	mpack_kv_int(&pk, "fds", nfds);
 	mpack_kv_int(&pk, "id", e->id);
-	mpack_kv_int(&pk, "nfds", has_stdin ? 3 : 2);
 	mpack_kv_int(&pk, "uid", pw->pw_uid);
 	mpack_kv_int(&pk, "gid", pw->pw_gid);
 	mpack_kv_str(&pk, "user", pw->pw_name);
@@ -497,24 +489,21 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 	    pw->pw_shell[0] != '\0' ? pw->pw_shell : "/bin/sh");
 	mpack_str(&pk, "req");
 	msgpack_pack_object(&pk, *o);
-	if (spawner_send(&sb, op[1]) == -1) {
-		op[1] = -1;
-		msgpack_sbuffer_destroy(&sb);
-		goto unavailable;
-	}
-	op[1] = -1;
-	msgpack_sbuffer_clear(&sb);
-	msgpack_pack_map(&pk, 3);
-	mpack_kv_str(&pk, "type", "execfd");
-	mpack_kv_bool(&pk, "fd", 1);
-	mpack_kv_int(&pk, "id", e->id);
-	if (spawner_send(&sb, ep[1]) == -1 ||
-	    (has_stdin && spawner_send(&sb, ip[0]) == -1)) {
-		ep[1] = ip[0] = -1;
-		msgpack_sbuffer_destroy(&sb);
-		goto unavailable;
-	}
+	r = spawner_sendv(&sb, fds, nfds);
 	msgpack_sbuffer_destroy(&sb);
+	if (r == -1)
+		goto unavailable;
+	/*
+	 * The template answers only a failure to start, so act as if the
+	 * command runs: the timeout counts from here, and input goes into
+	 * the pipe at once.
+	 */
+	e->spawned = 1;
+	if (e->timeout > 0)
+		lws_sul_schedule(front->ctx, 0, &e->sul_timeout,
+		    exec_timeout_cb, (lws_usec_t)(e->timeout * LWS_US_PER_SEC));
+	if (e->in.open)
+		exec_writeable(&e->in);
 	c->exec = e;
 	c->state = CONN_WAIT;
 	return;

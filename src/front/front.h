@@ -125,6 +125,7 @@ struct conn {
 	struct exec_call	*exec;		/* POST /v1/exec in flight */
 	lws_sorted_usec_list_t	 sul;
 	int			 peek_tries;
+	int			 lowat;		/* SO_RCVLOWAT raised */
 };
 
 struct session {
@@ -176,7 +177,6 @@ void	conn_reply_body(struct conn *, int status, const char *ctype,
 int	conn_handoff(struct conn *, struct session *);
 int	conn_handoff_stream(struct conn *, uid_t peer);
 void	conn_worker_reply(struct conn *, const msgpack_object *);
-int	conn_consume_head(struct conn *);
 int	conn_start_body(struct conn *, size_t);
 
 /* api.c */
@@ -205,6 +205,7 @@ int64_t	registry_next_id(void);
 /* spawner.c: the only code in the front that forks or execs */
 int	spawner_start(void);
 int	spawner_send(msgpack_sbuffer *, int fd);
+int	spawner_sendv(msgpack_sbuffer *, int *fds, int nfds);
 void	spawner_readable(void);
 void	spawner_writeable(void);
 void	spawner_closed(void);
@@ -214,6 +215,10 @@ struct exec_call;
 struct exec_pipe;
 struct passwd;
 struct spawnreq;
+
+/* pwcache.c: getpwnam/getpwuid, kept while /etc/passwd is unchanged */
+int	pwcache_get(const char *, uid_t, struct passwd *, char *, size_t);
+
 void	exec_start(struct conn *, const msgpack_object *,
 	    const struct passwd *, struct spawnreq *);
 void	exec_readable(struct exec_pipe *);

@@ -96,12 +96,21 @@ spawner_ready(void)
 int
 spawner_send(msgpack_sbuffer *sb, int fd)
 {
+	return (spawner_sendv(sb, &fd, fd == -1 ? 0 : 1));
+}
+
+/* The same with up to CTL_FRAME_FDS descriptors in the one frame. */
+int
+spawner_sendv(msgpack_sbuffer *sb, int *fds, int nfds)
+{
+	int	i;
+
 	if (spawner_ready() == -1) {
-		if (fd != -1)
-			close(fd);
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
 		return (-1);
 	}
-	if (ctl_send(&spawner.ctl, sb, fd) == -1) {
+	if (ctl_sendv(&spawner.ctl, sb, fds, nfds) == -1) {
 		log_warnx("the worker template does not answer");
 		lws_set_timeout(spawner.wsi, 1, LWS_TO_KILL_ASYNC);
 		return (-1);

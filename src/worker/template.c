@@ -42,16 +42,6 @@ struct template_exec {
 static LIST_HEAD(, template_exec) template_execs =
     LIST_HEAD_INITIALIZER(template_execs);
 
-/* An exec request whose descriptors are still arriving. */
-static struct {
-	msgpack_unpacked up;
-	char		*frame;
-	int		 active;
-	int		 want;
-	int		 nfds;
-	int		 fds[3];
-} template_pending;
-
 static void
 template_send(struct ctl *c, msgpack_sbuffer *sb)
 {
@@ -59,24 +49,21 @@ template_send(struct ctl *c, msgpack_sbuffer *sb)
 		log_warnx("template: cannot answer the front");
 }
 
+/* A command that did not start: the front answers 422. */
 static void
-template_spawned(struct ctl *c, int64_t id, pid_t pid, const char *why)
+template_spawn_failed(struct ctl *c, int64_t id, const char *why)
 {
 	msgpack_sbuffer	sb;
 	msgpack_packer	pk;
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, why == NULL ? 3 : 5);
+	msgpack_pack_map(&pk, 5);
 	mpack_kv_str(&pk, "type", "spawned");
 	mpack_kv_int(&pk, "id", id);
-	if (why == NULL)
-		mpack_kv_int(&pk, "pid", pid);
-	else {
-		mpack_kv_int(&pk, "status", 422);
-		mpack_kv_str(&pk, "code", "spawn_failed");
-		mpack_kv_str(&pk, "message", why);
-	}
+	mpack_kv_int(&pk, "status", 422);
+	mpack_kv_str(&pk, "code", "spawn_failed");
+	mpack_kv_str(&pk, "message", why);
 	template_send(c, &sb);
 	msgpack_sbuffer_destroy(&sb);
 }
@@ -109,11 +96,14 @@ template_reap(struct ctl *c)
 	}
 }
 
-/* Run an exec request once all of its descriptors are here. */
+/*
+ * Run an exec request: fds[] holds the write ends of stdout and stderr and,
+ * when there is input, the read end of stdin.  Only a failure is answered
+ * now; success is known to the front when "exited" comes.
+ */
 static void
-template_exec_run(struct ctl *c)
+template_exec_run(struct ctl *c, const msgpack_object *o, int *fds, int nfds)
 {
-	const msgpack_object	*o = &template_pending.up.data;
 	struct spawnreq		 req;
 	struct child_spec	 spec;
 	struct child		 ch;
@@ -123,7 +113,7 @@ template_exec_run(struct ctl *c)
 	char			 home[512], shell[256], **argv = NULL;
 	char			 **envp = NULL;
 	int64_t			 id = 0, uid, gid;
-	int			 ngroups = TEMPLATE_GROUPS_MAX, i, has_stdin;
+	int			 ngroups = TEMPLATE_GROUPS_MAX, i;
 
 	(void)mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id);
 	memset(&req, 0, sizeof(req));
@@ -134,14 +124,17 @@ template_exec_run(struct ctl *c)
 	    mpack_strcpy(mpack_get(o, "shell"), shell, sizeof(shell)) == -1 ||
 	    spawnreq_decode(mpack_get(o, "req"), SPAWN_EXEC, 0, &req, why,
 	    sizeof(why)) == -1) {
-		template_spawned(c, id, 0, "malformed exec request");
+		template_spawn_failed(c, id, "malformed exec request");
 		goto out;
 	}
-	has_stdin = template_pending.want == 3;
+	if (nfds < 2) {
+		template_spawn_failed(c, id, "malformed exec request");
+		goto out;
+	}
 	argv = child_argv(&req, shell);
 	envp = child_environ(&req, user, home, shell, 0);
 	if (argv == NULL || envp == NULL) {
-		template_spawned(c, id, 0, "out of memory");
+		template_spawn_failed(c, id, "out of memory");
 		goto out;
 	}
 	memset(&spec, 0, sizeof(spec));
@@ -149,9 +142,9 @@ template_exec_run(struct ctl *c)
 	spec.envp = envp;
 	spec.workdir = req.workdir != NULL ? req.workdir : home;
 	spec.given = 1;
-	spec.fds[0] = has_stdin ? template_pending.fds[2] : -1;
-	spec.fds[1] = template_pending.fds[0];
-	spec.fds[2] = template_pending.fds[1];
+	spec.fds[0] = nfds == 3 ? fds[2] : -1;
+	spec.fds[1] = fds[0];
+	spec.fds[2] = fds[1];
 	if ((uid_t)uid != geteuid() || (gid_t)gid != getegid()) {
 		if (getgrouplist(user, (gid_t)gid, groups, &ngroups) == -1)
 			ngroups = 0;
@@ -162,29 +155,23 @@ template_exec_run(struct ctl *c)
 		spec.ngroups = ngroups;
 	}
 	if (child_start(&spec, &ch, why, sizeof(why)) == -1) {
-		template_spawned(c, id, 0, why);
+		template_spawn_failed(c, id, why);
 		goto out;
 	}
 	if ((e = calloc(1, sizeof(*e))) == NULL) {
 		kill(ch.pid, SIGKILL);
-		template_spawned(c, id, 0, "out of memory");
+		template_spawn_failed(c, id, "out of memory");
 		goto out;
 	}
 	e->id = id;
 	e->pid = ch.pid;
 	LIST_INSERT_HEAD(&template_execs, e, entry);
-	template_spawned(c, id, ch.pid, NULL);
 out:
 	child_strv_free(argv);
 	child_strv_free(envp);
 	spawnreq_free(&req);
-	for (i = 0; i < template_pending.nfds; i++)
-		close(template_pending.fds[i]);
-	msgpack_unpacked_destroy(&template_pending.up);
-	free(template_pending.frame);
-	template_pending.frame = NULL;
-	template_pending.active = 0;
-	template_pending.nfds = 0;
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
 }
 
 static void
@@ -233,44 +220,25 @@ template_fork(struct ctl *c, const msgpack_object *o, int fd, int stream)
 }
 
 static void
-template_dispatch(struct ctl *c, msgpack_unpacked *up, int fd)
+template_dispatch(struct ctl *c, msgpack_unpacked *up, int *fds, int nfds)
 {
 	const msgpack_object	*o = &up->data, *type = mpack_get(o, "type");
-	int64_t			 n;
+	int			 i;
 
-	if (mpack_streq(type, "spawn"))
-		template_fork(c, o, fd, 0);
-	else if (mpack_streq(type, "stream"))
-		template_fork(c, o, fd, 1);
-	else if (mpack_streq(type, "exec")) {
-		if (template_pending.active || fd == -1 ||
-		    mpack_get_int(o, "nfds", 2, 3, &n) != 1) {
-			log_warnx("template: malformed exec request");
-			if (fd != -1)
-				close(fd);
-			return;
-		}
-		/* Keep the request: its other descriptors follow. */
-		template_pending.up = *up;
-		template_pending.frame = ctl_take_frame(c);
-		msgpack_unpacked_init(up);
-		template_pending.active = 1;
-		template_pending.want = (int)n;
-		template_pending.fds[0] = fd;
-		template_pending.nfds = 1;
-	} else if (mpack_streq(type, "execfd")) {
-		if (!template_pending.active || fd == -1) {
-			if (fd != -1)
-				close(fd);
-			return;
-		}
-		template_pending.fds[template_pending.nfds++] = fd;
-		if (template_pending.nfds == template_pending.want)
-			template_exec_run(c);
-	} else if (mpack_streq(type, "kill"))
-		template_exec_kill(o);
-	else if (fd != -1)
-		close(fd);
+	if (mpack_streq(type, "spawn") && nfds == 1)
+		template_fork(c, o, fds[0], 0);
+	else if (mpack_streq(type, "stream") && nfds == 1)
+		template_fork(c, o, fds[0], 1);
+	else if (mpack_streq(type, "exec"))
+		template_exec_run(c, o, fds, nfds);
+	else {
+		if (mpack_streq(type, "kill"))
+			template_exec_kill(o);
+		else
+			log_warnx("template: unexpected request");
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+	}
 }
 
 void
@@ -281,7 +249,7 @@ template_main(int ctlfd)
 	struct signalfd_siginfo	 si;
 	msgpack_unpacked	 up;
 	sigset_t		 set;
-	int			 r, fd;
+	int			 r, fds[CTL_FRAME_FDS], nfds;
 
 	child_save_limits();
 	setproctitle("template");
@@ -317,8 +285,8 @@ template_main(int ctlfd)
 			continue;
 		if ((r = ctl_read(&c)) == 0 || r == -1)
 			break;
-		while ((r = ctl_next(&c, &up, &fd)) == 1)
-			template_dispatch(&c, &up, fd);
+		while ((r = ctl_nextv(&c, &up, fds, &nfds)) == 1)
+			template_dispatch(&c, &up, fds, nfds);
 		if (r == -1) {
 			log_warnx("template: bad frame from the front");
 			break;

@@ -91,6 +91,7 @@ static struct {
 	size_t			 msglen[16];
 	int			 nmsgs;
 	int			 close_after_msgs;
+	int			 closing;	/* our close frame is queued */
 	double			 timeout;
 	lws_sorted_usec_list_t	 sul_start;
 	lws_sorted_usec_list_t	 sul_timeout;
@@ -619,6 +620,15 @@ stream_writeable(void)
 	msgpack_packer		 pk;
 	int			 rc, i;
 
+	/*
+	 * The close is under way: lws sent (or is sending) our close frame
+	 * and still calls us while it waits for the client's.  Returning -1
+	 * again would kill the socket at once, and a client whose message
+	 * (eof, say) is still in flight then fails its write and drops the
+	 * connection without reading the exit message already sent: 1006.
+	 */
+	if (st.closing)
+		return (0);
 	if (st.nmsgs > 0) {
 		memcpy(stream_wbuf + LWS_PRE, st.msgs[0], st.msglen[0]);
 		rc = lws_write(st.ws, stream_wbuf + LWS_PRE, st.msglen[0],
@@ -633,6 +643,7 @@ stream_writeable(void)
 		return (rc < 0 ? -1 : 0);
 	}
 	if (st.close_after_msgs || st.sent_exit) {
+		st.closing = 1;
 		lws_close_reason(st.ws, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
 		return (-1);
 	}

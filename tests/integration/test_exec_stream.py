@@ -9,11 +9,14 @@ else beside $LODGED (the build tree's top), else in the source tree.
 """
 
 import asyncio
+import base64
 import json
 import os
 import re
 import resource
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -66,6 +69,63 @@ def group_members(pgid):
         if st["pgrp"] == pgid and st["state"] not in ("Z", "X"):
             out.append(p)
     return out
+
+
+def raw_frame(opcode, payload):
+    """One masked client frame (FIN set)."""
+    mask = os.urandom(4)
+    n = len(payload)
+    if n < 126:
+        head = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
+    elif n < 65536:
+        head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
+    else:
+        head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def raw_recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        b = s.recv(n - len(buf))
+        if not b:
+            raise EOFError("connection closed after %d of %d bytes"
+                           % (len(buf), n))
+        buf += b
+    return buf
+
+
+def raw_read_frame(s):
+    """(opcode, payload) of one unmasked, unfragmented server frame."""
+    b0, b1 = raw_recv_exact(s, 2)
+    n = b1 & 0x7f
+    if n == 126:
+        n = struct.unpack("!H", raw_recv_exact(s, 2))[0]
+    elif n == 127:
+        n = struct.unpack("!Q", raw_recv_exact(s, 8))[0]
+    return b0 & 0x0f, raw_recv_exact(s, n)
+
+
+def raw_open_stream(sock_path, timeout=10):
+    """A plain socket with the exec stream upgrade done, on the Unix
+    socket: a client that does not answer the close by itself."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(sock_path)
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall(("GET %s HTTP/1.1\r\nHost: localhost\r\n"
+               "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+               "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"
+               "\r\n" % (STREAM, key)).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        b = s.recv(1)
+        if not b:
+            raise EOFError("closed during the upgrade: %r" % head)
+        head += b
+    if not head.startswith(b"HTTP/1.1 101"):
+        raise AssertionError("upgrade refused: %r" % head)
+    return s
 
 
 class StreamMixin:
@@ -415,6 +475,51 @@ class TestExecStream(StreamMixin, lt.DaemonPerClass):
         self.assertEqual(ex["signal"], "KILL", ex)
         self.assertGreaterEqual(wall, 1.8)
         self.assertLess(wall, 15)
+
+    def _close_waits_for_the_client(self, body, expect_code):
+        s = raw_open_stream(self.d.sock_path)
+        try:
+            s.sendall(raw_frame(2, msgpack.packb(dict(body, type="start"),
+                                                 use_bin_type=True)))
+            msgs = []
+            while True:
+                op, payload = raw_read_frame(s)
+                if op == 8:
+                    break
+                self.assertEqual(op, 2, (op, payload))
+                msgs.append(msgpack.unpackb(payload, raw=False))
+            types = [m["type"] for m in msgs]
+            self.assertEqual(types, ["started", "exit"], msgs)
+            self.assertEqual(msgs[-1]["exitCode"], expect_code, msgs)
+            self.assertEqual(struct.unpack("!H", payload[:2])[0], 1000)
+            # A client message that crossed the server's close (the CLI's
+            # eof, when its stdin is empty), then the client's close: the
+            # server must still be there to read both.
+            time.sleep(0.3)
+            try:
+                s.sendall(raw_frame(2, msgpack.packb({"type": "eof"})))
+                s.sendall(raw_frame(8, struct.pack("!H", 1000)))
+            except OSError as e:
+                self.fail("the server closed the connection without "
+                          "waiting for the client's close: %r" % e)
+            # then it closes (nothing more but a possible close echo)
+            while True:
+                try:
+                    op, payload = raw_read_frame(s)
+                except EOFError:
+                    break
+                self.assertEqual(op, 8, "data after exit: %r" % payload)
+        finally:
+            s.close()
+
+    async def test_close_waits_for_the_client(self):
+        """The exit message and close 1000 are followed by the closing
+        handshake: the server reads until the client's close (or EOF)
+        instead of dropping the socket right after its close frame, which
+        made `lodge exec` fail with 1006 when its eof was in flight."""
+        for body, code in [({"args": ["true"]}, 0),
+                           ({"args": ["sh", "-c", "exit 42"]}, 42)]:
+            self._close_waits_for_the_client(body, code)
 
     # ----------------------------------------------------- connection drop
 

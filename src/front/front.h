@@ -53,6 +53,7 @@ struct front_config {
 struct front {
 	struct front_config	 conf;
 	char			 self[1024];	/* our own executable */
+	char			 worker[1024];	/* lodged-worker, the template */
 	char			 token[128];
 	size_t			 token_len;
 	struct lws_context	*ctx;

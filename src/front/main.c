@@ -1,9 +1,8 @@
 /*
- * main.c: lodged's entry point.
+ * main.c: lodged's entry point, the front.
  *
- * lodged runs as two kinds of process from one executable: the front
- * (default) and, with --template, the process that forks session workers
- * (started by the front itself; see worker/template.c).
+ * The worker template is a program of its own, lodged-worker (see
+ * worker/main.c), which the front starts before it serves anyone.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -17,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <uv.h>
 
 #include "front.h"
 #include "log.h"
@@ -313,6 +314,28 @@ front_signal(int sig)
 	}
 }
 
+
+/*
+ * lodged-worker lives beside lodged in a build tree, and in libexecdir
+ * once installed.
+ */
+static void
+front_find_worker(void)
+{
+	char	*slash;
+
+	strlcpy(front->worker, front->self, sizeof(front->worker));
+	if ((slash = strrchr(front->worker, '/')) != NULL)
+		slash[1] = '\0';
+	strlcat(front->worker, "lodged-worker", sizeof(front->worker));
+	if (access(front->worker, X_OK) == 0)
+		return;
+	strlcpy(front->worker, LODGE_LIBEXECDIR "/lodged-worker",
+	    sizeof(front->worker));
+	if (access(front->worker, X_OK) == -1)
+		fatal("%s", front->worker);
+}
+
 /* The limits every worker applies, sent with each spawn request. */
 void
 front_pack_limits(msgpack_packer *pk)
@@ -365,17 +388,13 @@ int
 main(int argc, char **argv)
 {
 	struct lws_context_creation_info	 info;
+	uv_loop_t				 front_loop;
+	void					*foreign_loops[1];
 	struct listener				*l;
 	char					 path[600];
 	int					 i, activated;
 	ssize_t					 n;
 
-	if (argc >= 2 && strcmp(argv[1], "--template") == 0) {
-		setproctitle_init(argc, argv, environ);
-		log_init("lodged-template", argc >= 3 &&
-		    strcmp(argv[2], "-f") == 0, argc >= 4 ? 1 : 0);
-		template_main(3);
-	}
 	setproctitle_init(argc, argv, environ);
 	if ((front = calloc(1, sizeof(*front))) == NULL)
 		err(1, NULL);
@@ -388,6 +407,7 @@ main(int argc, char **argv)
 	    sizeof(front->self) - 1)) == -1)
 		fatal("readlink /proc/self/exe");
 	front->self[n] = '\0';
+	front_find_worker();
 
 	for (i = 0; i < front->conf.nlisten; i++) {
 		if (front->conf.no_auth &&
@@ -419,6 +439,16 @@ main(int argc, char **argv)
 	/* A direct lookup table (see child_fd_limit) sized for the sessions. */
 	child_fd_limit((rlim_t)front->conf.max_sessions * 2 + 4096);
 	info.vhost_name = "default";
+	/*
+	 * An epoll loop (libuv's, lws's event lib): lws's own poll() walks
+	 * every descriptor on each wakeup, and the front holds one for each
+	 * session.  The loop is ours (foreign), so it returns to check quit.
+	 */
+	if (uv_loop_init(&front_loop) != 0)
+		fatalx("cannot create the event loop");
+	foreign_loops[0] = &front_loop;
+	info.foreign_loops = foreign_loops;
+	info.options |= LWS_SERVER_OPTION_LIBUV;
 	log_lws_init();
 	if ((front->ctx = lws_create_context(&info)) == NULL)
 		fatalx("cannot create the event loop");
@@ -447,14 +477,16 @@ main(int argc, char **argv)
 	setproctitle("front");
 	notify_ready();
 
-	while (!front->quit) {
-		if (lws_service(front->ctx, 0) < 0)
-			break;
-	}
+	while (!front->quit)
+		(void)uv_run(&front_loop, UV_RUN_ONCE);
 	notify_stopping();
 	log_info("exiting; sessions keep running");
 	(void)unlink(path);
 	lws_context_destroy(front->ctx);
+	/* Let lws finish closing its handles, then close the loop. */
+	for (i = 0; i < 1000 && uv_run(&front_loop, UV_RUN_NOWAIT) != 0; i++)
+		;
+	(void)uv_loop_close(&front_loop);
 	listener_free_all();
 	free(front);
 	return (0);

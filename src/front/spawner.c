@@ -2,7 +2,7 @@
  * spawner.c: the front's link to the worker template.
  *
  * The only code in the front that forks or execs: it starts the template
- * (lodged --template, control channel on fd 3) and sends it spawn requests,
+ * (lodged-worker --template, control channel on fd 3) and sends it spawn requests,
  * each with one end of a fresh socket pair that becomes the new worker's
  * control connection.  A template that died is started again on demand.
  */
@@ -42,6 +42,7 @@ spawner_start(void)
 		log_warn("socketpair");
 		return (-1);
 	}
+	/* argv[0] "lodged": process titles read "lodged: template". */
 	argv[argc++] = "lodged";
 	argv[argc++] = "--template";
 	argv[argc++] = front->conf.foreground ? "-f" : "-s";
@@ -61,7 +62,7 @@ spawner_start(void)
 		closefrom(4);
 		child_restore_limits();
 		signal(SIGPIPE, SIG_DFL);
-		execv(front->self, argv);
+		execv(front->worker, argv);
 		_exit(127);
 	}
 	close(sp[1]);

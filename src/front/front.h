@@ -69,9 +69,6 @@ enum front_fd_kind {
 	FFD_CONN,
 	FFD_WORKER,
 	FFD_TEMPLATE,
-	FFD_EXEC_OUT,
-	FFD_EXEC_ERR,
-	FFD_EXEC_IN,
 };
 
 struct front_fd {
@@ -213,7 +210,6 @@ void	spawner_closed(void);
 
 /* exec.c: POST /v1/exec */
 struct exec_call;
-struct exec_pipe;
 struct passwd;
 struct spawnreq;
 
@@ -222,9 +218,7 @@ int	pwcache_get(const char *, uid_t, struct passwd *, char *, size_t);
 
 void	exec_start(struct conn *, const msgpack_object *,
 	    const struct passwd *, struct spawnreq *);
-void	exec_readable(struct exec_pipe *);
-void	exec_writeable(struct exec_pipe *);
-void	exec_closed(struct exec_pipe *);
+void	exec_output(const msgpack_object *);
 void	exec_spawned(const msgpack_object *);
 void	exec_exited(const msgpack_object *);
 void	exec_template_lost(void);

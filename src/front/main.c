@@ -258,12 +258,6 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		case FFD_TEMPLATE:
 			spawner_readable();
 			break;
-		case FFD_EXEC_OUT:
-		case FFD_EXEC_ERR:
-			exec_readable(ffd->ptr);
-			break;
-		case FFD_EXEC_IN:
-			break;
 		}
 		return (0);
 	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
@@ -273,8 +267,6 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			registry_writeable(ffd->ptr);
 		else if (ffd->kind == FFD_TEMPLATE)
 			spawner_writeable();
-		else if (ffd->kind == FFD_EXEC_IN)
-			exec_writeable(ffd->ptr);
 		return (0);
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
 		rawio_forget(wsi);
@@ -288,11 +280,6 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			break;
 		case FFD_TEMPLATE:
 			spawner_closed();
-			break;
-		case FFD_EXEC_OUT:
-		case FFD_EXEC_ERR:
-		case FFD_EXEC_IN:
-			exec_closed(ffd->ptr);
 			break;
 		case FFD_LISTEN:
 			break;

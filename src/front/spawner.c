@@ -144,7 +144,9 @@ spawner_readable(void)
 		if (fd != -1)
 			close(fd);
 		type = mpack_get(&up.data, "type");
-		if (mpack_streq(type, "spawned"))
+		if (mpack_streq(type, "output"))
+			exec_output(&up.data);
+		else if (mpack_streq(type, "spawned"))
 			exec_spawned(&up.data);
 		else if (mpack_streq(type, "exited"))
 			exec_exited(&up.data);

@@ -155,6 +155,19 @@ void	worker_limits_decode(const msgpack_object *);
 /* template.c */
 void	template_main(int ctlfd) __attribute__((noreturn));
 
+/* execrun.c: the commands of POST /v1/exec, run by the template */
+#define EXECRUN_BACKLOG		(1024 * 1024)	/* pause reading above this */
+struct pollfd;
+void	execrun_start(struct ctl *, const msgpack_object *);
+void	execrun_kill(const msgpack_object *);
+void	execrun_forget(void);
+int	execrun_reaped(struct ctl *, pid_t, int status);
+int	execrun_nfds(void);
+int	execrun_pollfds(struct pollfd *, void **tag, int max, int backlogged);
+void	execrun_events(struct ctl *, struct pollfd *, void **tag, int n);
+int	execrun_timeout(void);
+void	execrun_timers(struct ctl *);
+
 /* stream.c: one exec stream, its WebSocket and its child */
 void	stream_main(int fd, const msgpack_object *)
 	    __attribute__((noreturn));

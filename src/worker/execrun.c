@@ -1,0 +1,544 @@
+/*
+ * execrun.c: the commands of POST /v1/exec, run by the template.
+ *
+ * The template starts each command with vfork on pipes of its own, writes
+ * the request's stdin, reads stdout and stderr, reaps the command and
+ * enforces its timeout (TERM to the process group, KILL after a grace
+ * time).  Output goes to the front in "output" frames as it comes, at most
+ * maxOutput bytes of each stream (the rest is read and dropped, so the
+ * command never blocks on a full pipe); then one "exited" frame.  Small
+ * output rides in the "exited" frame itself: an exec call costs the front
+ * one frame out and one back, and no descriptor.
+ *
+ * While the channel to the front is backed up the pipes are not read, so
+ * a fast command waits for the front instead of filling the template.
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "log.h"
+#include "mpack.h"
+#include "spawnreq.h"
+#include "worker.h"
+
+#define EXECRUN_GROUPS_MAX	256
+#define EXECRUN_CHUNK		(256 * 1024)	/* bytes per output frame */
+#define EXECRUN_DRAIN_MS	250	/* grandchildren holding the pipes */
+#define EXECRUN_GRACE_MS	2000	/* TERM or HUP, then KILL */
+
+struct execrun_pipe {
+	int		 fd;		/* -1 once closed */
+	char		*buf;		/* not yet sent to the front */
+	size_t		 len;
+	size_t		 total;		/* kept so far (<= max) */
+	int		 truncated;
+};
+
+struct execrun {
+	LIST_ENTRY(execrun)	 entry;
+	int64_t			 id;
+	pid_t			 pid;
+	int			 reaped;
+	int			 status;
+	int			 timed_out;
+	size_t			 max;
+	struct execrun_pipe	 out, err;
+	int			 in_fd;		/* -1 once done */
+	char			*in_data;
+	size_t			 in_len;
+	size_t			 in_off;
+	int64_t			 deadline_ms;	/* 0: none */
+	int64_t			 kill_ms;	/* KILL at, 0: not yet */
+	int64_t			 drain_ms;	/* give up on the pipes at */
+};
+
+static LIST_HEAD(, execrun) execruns = LIST_HEAD_INITIALIZER(execruns);
+
+static int64_t
+execrun_now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+static void
+execrun_send(struct ctl *c, msgpack_sbuffer *sb)
+{
+	if (ctl_send(c, sb, -1) == -1)
+		log_warnx("template: cannot answer the front");
+}
+
+/* A command that did not start: the front answers 422. */
+static void
+execrun_failed(struct ctl *c, int64_t id, const char *why)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 5);
+	mpack_kv_str(&pk, "type", "spawned");
+	mpack_kv_int(&pk, "id", id);
+	mpack_kv_int(&pk, "status", 422);
+	mpack_kv_str(&pk, "code", "spawn_failed");
+	mpack_kv_str(&pk, "message", why);
+	execrun_send(c, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+execrun_pack_data(msgpack_packer *pk, const char *key,
+    struct execrun_pipe *p)
+{
+	mpack_str(pk, key);
+	msgpack_pack_bin(pk, p->len);
+	msgpack_pack_bin_body(pk, p->buf, p->len);
+	p->len = 0;
+}
+
+/* Send what a stream holds as an "output" frame. */
+static void
+execrun_flush(struct ctl *c, struct execrun *e, struct execrun_pipe *p)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	if (p->len == 0)
+		return;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	mpack_kv_str(&pk, "type", "output");
+	mpack_kv_int(&pk, "id", e->id);
+	execrun_pack_data(&pk, p == &e->out ? "stdout" : "stderr", p);
+	execrun_send(c, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+execrun_pipe_close(struct execrun_pipe *p)
+{
+	if (p->fd != -1)
+		close(p->fd);
+	p->fd = -1;
+}
+
+static void
+execrun_in_close(struct execrun *e)
+{
+	if (e->in_fd != -1)
+		close(e->in_fd);
+	e->in_fd = -1;
+	free(e->in_data);
+	e->in_data = NULL;
+}
+
+static void
+execrun_free(struct execrun *e)
+{
+	execrun_pipe_close(&e->out);
+	execrun_pipe_close(&e->err);
+	execrun_in_close(e);
+	free(e->out.buf);
+	free(e->err.buf);
+	LIST_REMOVE(e, entry);
+	free(e);
+}
+
+/* Reaped and drained (or given up on): the last frame, then forget it. */
+static void
+execrun_finish(struct ctl *c, struct execrun *e)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 7);
+	mpack_kv_str(&pk, "type", "exited");
+	mpack_kv_int(&pk, "id", e->id);
+	mpack_kv_int(&pk, "status", e->status);
+	mpack_kv_bool(&pk, "timedOut", e->timed_out);
+	mpack_kv_bool(&pk, "truncated", e->out.truncated || e->err.truncated);
+	execrun_pack_data(&pk, "stdout", &e->out);
+	execrun_pack_data(&pk, "stderr", &e->err);
+	execrun_send(c, &sb);
+	msgpack_sbuffer_destroy(&sb);
+	execrun_free(e);
+}
+
+static void
+execrun_check_done(struct ctl *c, struct execrun *e)
+{
+	if (e->reaped && e->out.fd == -1 && e->err.fd == -1)
+		execrun_finish(c, e);
+}
+
+/* Read until EAGAIN or EOF; past the maximum, read and drop. */
+static void
+execrun_read(struct ctl *c, struct execrun *e, struct execrun_pipe *p)
+{
+	char	sink[16384];
+	size_t	room;
+	ssize_t	n;
+	int	i;
+
+	for (i = 0; i < 16 && p->fd != -1; i++) {
+		room = e->max > p->total ? e->max - p->total : 0;
+		if (room > EXECRUN_CHUNK - p->len)
+			room = EXECRUN_CHUNK - p->len;
+		if (room > 0) {
+			if (p->buf == NULL &&
+			    (p->buf = malloc(EXECRUN_CHUNK)) == NULL)
+				return;
+			n = read(p->fd, p->buf + p->len, room);
+			if (n > 0) {
+				p->len += (size_t)n;
+				p->total += (size_t)n;
+				if (p->len == EXECRUN_CHUNK)
+					execrun_flush(c, e, p);
+			}
+		} else {
+			n = read(p->fd, sink, sizeof(sink));
+			if (n > 0)
+				p->truncated = 1;
+		}
+		if (n > 0)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			return;
+		execrun_pipe_close(p);
+	}
+}
+
+static void
+execrun_write(struct execrun *e)
+{
+	ssize_t	n;
+
+	while (e->in_off < e->in_len) {
+		n = write(e->in_fd, e->in_data + e->in_off,
+		    e->in_len - e->in_off);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			break;	/* the command closed its stdin: fine */
+		}
+		e->in_off += (size_t)n;
+	}
+	execrun_in_close(e);
+}
+
+/* Signal the command's process group (the pid cannot be reused: unreaped). */
+static void
+execrun_signal(struct execrun *e, int sig)
+{
+	if (e->reaped)
+		return;
+	if (kill(-e->pid, sig) == -1)
+		(void)kill(e->pid, sig);
+	if (sig == SIGTERM || sig == SIGHUP)
+		(void)kill(-e->pid, SIGCONT);
+}
+
+static void
+execrun_terminate(struct execrun *e, int sig)
+{
+	if (e->kill_ms != 0 || e->reaped)
+		return;
+	execrun_signal(e, sig);
+	e->kill_ms = execrun_now() + EXECRUN_GRACE_MS;
+}
+
+void
+execrun_start(struct ctl *c, const msgpack_object *o)
+{
+	struct spawnreq		 req;
+	struct child_spec	 spec;
+	struct child		 ch;
+	struct execrun		*e = NULL;
+	gid_t			 groups[EXECRUN_GROUPS_MAX];
+	char			 why[1024], user[SPAWNREQ_USER_MAX + 1];
+	char			 home[512], shell[256], **argv = NULL;
+	char			 **envp = NULL;
+	int64_t			 id = 0, uid, gid, max;
+	int			 ngroups = EXECRUN_GROUPS_MAX;
+	int			 op[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	int			 ip[2] = { -1, -1 };
+
+	(void)mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id);
+	memset(&req, 0, sizeof(req));
+	if (mpack_get_int(o, "uid", 0, UINT32_MAX, &uid) != 1 ||
+	    mpack_get_int(o, "gid", 0, UINT32_MAX, &gid) != 1 ||
+	    mpack_get_int(o, "maxOutput", 0, INT64_MAX, &max) != 1 ||
+	    mpack_strcpy(mpack_get(o, "user"), user, sizeof(user)) == -1 ||
+	    mpack_strcpy(mpack_get(o, "home"), home, sizeof(home)) == -1 ||
+	    mpack_strcpy(mpack_get(o, "shell"), shell, sizeof(shell)) == -1 ||
+	    spawnreq_decode(mpack_get(o, "req"), SPAWN_EXEC, 0, &req, why,
+	    sizeof(why)) == -1) {
+		execrun_failed(c, id, "malformed exec request");
+		goto out;
+	}
+	argv = child_argv(&req, shell);
+	envp = child_environ(&req, user, home, shell, 0);
+	if (argv == NULL || envp == NULL ||
+	    (e = calloc(1, sizeof(*e))) == NULL) {
+		execrun_failed(c, id, "out of memory");
+		goto out;
+	}
+	if (pipe2(op, O_CLOEXEC) == -1 || pipe2(ep, O_CLOEXEC) == -1 ||
+	    (req.stdin_data != NULL && pipe2(ip, O_CLOEXEC) == -1)) {
+		snprintf(why, sizeof(why), "cannot make pipes: %s",
+		    strerror(errno));
+		execrun_failed(c, id, why);
+		goto out;
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.argv = argv;
+	spec.envp = envp;
+	spec.workdir = req.workdir != NULL ? req.workdir : home;
+	spec.given = 1;
+	spec.fds[0] = ip[0];
+	spec.fds[1] = op[1];
+	spec.fds[2] = ep[1];
+	if ((uid_t)uid != geteuid() || (gid_t)gid != getegid()) {
+		if (getgrouplist(user, (gid_t)gid, groups, &ngroups) == -1)
+			ngroups = 0;
+		spec.setuser = 1;
+		spec.uid = (uid_t)uid;
+		spec.gid = (gid_t)gid;
+		spec.groups = groups;
+		spec.ngroups = ngroups;
+	}
+	if (child_start(&spec, &ch, why, sizeof(why)) == -1) {
+		execrun_failed(c, id, why);
+		goto out;
+	}
+	e->id = id;
+	e->pid = ch.pid;
+	e->max = (size_t)max;
+	e->out.fd = op[0];
+	e->err.fd = ep[0];
+	e->in_fd = ip[1];
+	op[0] = ep[0] = ip[1] = -1;
+	fcntl(e->out.fd, F_SETFL, O_NONBLOCK);
+	fcntl(e->err.fd, F_SETFL, O_NONBLOCK);
+	if (e->in_fd != -1) {
+		fcntl(e->in_fd, F_SETFL, O_NONBLOCK);
+		e->in_data = req.stdin_data;
+		e->in_len = req.stdin_len;
+		req.stdin_data = NULL;
+		execrun_write(e);
+	}
+	if (req.timeout > 0)
+		e->deadline_ms = execrun_now() + (int64_t)(req.timeout * 1000);
+	LIST_INSERT_HEAD(&execruns, e, entry);
+	e = NULL;
+out:
+	free(e);
+	child_strv_free(argv);
+	child_strv_free(envp);
+	spawnreq_free(&req);
+	if (op[0] != -1) close(op[0]);
+	if (op[1] != -1) close(op[1]);
+	if (ep[0] != -1) close(ep[0]);
+	if (ep[1] != -1) close(ep[1]);
+	if (ip[0] != -1) close(ip[0]);
+	if (ip[1] != -1) close(ip[1]);
+}
+
+/*
+ * In a worker just forked from the template: close the descriptors of
+ * commands that are not its own (a stdin pipe held open here would keep
+ * a command from ever seeing its end of input).
+ */
+void
+execrun_forget(void)
+{
+	struct execrun	*e;
+
+	while ((e = LIST_FIRST(&execruns)) != NULL)
+		execrun_free(e);
+}
+
+/* The front's "kill": its client went away (HUP), then KILL. */
+void
+execrun_kill(const msgpack_object *o)
+{
+	struct execrun	*e;
+	int64_t		 id = 0, sig = SIGKILL;
+
+	(void)mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id);
+	(void)mpack_get_int(o, "signal", 1, 64, &sig);
+	LIST_FOREACH(e, &execruns, entry) {
+		if (e->id == id) {
+			if (sig == SIGKILL)
+				execrun_signal(e, SIGKILL);
+			else
+				execrun_terminate(e, (int)sig);
+			return;
+		}
+	}
+}
+
+/* A child of the template exited: 1 if it was an exec command. */
+int
+execrun_reaped(struct ctl *c, pid_t pid, int status)
+{
+	struct execrun	*e;
+
+	LIST_FOREACH(e, &execruns, entry)
+		if (e->pid == pid)
+			break;
+	if (e == NULL)
+		return (0);
+	e->reaped = 1;
+	e->status = status;
+	/* Take what the pipes hold; a grandchild may keep them open. */
+	execrun_read(c, e, &e->out);
+	execrun_read(c, e, &e->err);
+	e->drain_ms = execrun_now() + EXECRUN_DRAIN_MS;
+	execrun_check_done(c, e);
+	return (1);
+}
+
+/* How many descriptors execrun_pollfds may fill at most. */
+int
+execrun_nfds(void)
+{
+	struct execrun	*e;
+	int		 n = 0;
+
+	LIST_FOREACH(e, &execruns, entry)
+		n += 3;
+	return (n);
+}
+
+/*
+ * Fill pfd[] with the descriptors to watch (at most max), each tagged in
+ * the parallel tag[] array; none to read while the front lags.
+ */
+int
+execrun_pollfds(struct pollfd *pfd, void **tag, int max, int backlogged)
+{
+	struct execrun	*e;
+	int		 n = 0;
+
+	LIST_FOREACH(e, &execruns, entry) {
+		if (n + 3 > max)
+			break;
+		if (!backlogged && e->out.fd != -1) {
+			pfd[n].fd = e->out.fd;
+			pfd[n].events = POLLIN;
+			tag[n++] = &e->out;
+		}
+		if (!backlogged && e->err.fd != -1) {
+			pfd[n].fd = e->err.fd;
+			pfd[n].events = POLLIN;
+			tag[n++] = &e->err;
+		}
+		if (e->in_fd != -1) {
+			pfd[n].fd = e->in_fd;
+			pfd[n].events = POLLOUT;
+			tag[n++] = e;
+		}
+	}
+	return (n);
+}
+
+/* Act on what poll() said of the descriptors execrun_pollfds gave. */
+void
+execrun_events(struct ctl *c, struct pollfd *pfd, void **tag, int n)
+{
+	struct execrun	*e, *next;
+	int		 i;
+
+	for (i = 0; i < n; i++) {
+		if (pfd[i].revents == 0)
+			continue;
+		LIST_FOREACH(e, &execruns, entry) {
+			if (tag[i] == &e->out || tag[i] == &e->err) {
+				execrun_read(c, e, tag[i]);
+				break;
+			}
+			if (tag[i] == e) {
+				execrun_write(e);
+				break;
+			}
+		}
+	}
+	/* Send what came in this round, then finish what is done. */
+	LIST_FOREACH_SAFE(e, &execruns, entry, next) {
+		if (e->reaped && e->out.fd == -1 && e->err.fd == -1) {
+			execrun_finish(c, e);
+			continue;
+		}
+		execrun_flush(c, e, &e->out);
+		execrun_flush(c, e, &e->err);
+	}
+}
+
+/* Milliseconds to the next deadline, or -1. */
+int
+execrun_timeout(void)
+{
+	struct execrun	*e;
+	int64_t		 now = execrun_now(), next = -1, t;
+
+	LIST_FOREACH(e, &execruns, entry) {
+		t = e->reaped ? e->drain_ms : e->kill_ms != 0 ? e->kill_ms :
+		    e->deadline_ms;
+		if (t == 0)
+			continue;
+		if (next == -1 || t < next)
+			next = t;
+	}
+	if (next == -1)
+		return (-1);
+	return (next <= now ? 0 : (int)(next - now));
+}
+
+/* Timeouts, kill escalation, and drains that took too long. */
+void
+execrun_timers(struct ctl *c)
+{
+	struct execrun	*e, *next;
+	int64_t		 now = execrun_now();
+
+	LIST_FOREACH_SAFE(e, &execruns, entry, next) {
+		if (e->reaped) {
+			if (now >= e->drain_ms) {
+				execrun_read(c, e, &e->out);
+				execrun_read(c, e, &e->err);
+				execrun_finish(c, e);
+			}
+			continue;
+		}
+		if (e->kill_ms != 0 && now >= e->kill_ms) {
+			execrun_signal(e, SIGKILL);
+			e->kill_ms = 0;
+			e->deadline_ms = 0;
+		} else if (e->kill_ms == 0 && e->deadline_ms != 0 &&
+		    now >= e->deadline_ms) {
+			e->timed_out = 1;
+			e->deadline_ms = 0;
+			execrun_terminate(e, SIGTERM);
+		}
+	}
+}

@@ -329,8 +329,8 @@ ctl_recv_wait(struct ctl *c, msgpack_unpacked *up, int *fd, int timeout_ms)
 	for (;;) {
 		if ((r = ctl_next(c, up, fd)) != 0)
 			return (r);
-		left = deadline - ctl_now_ms();
-		if (left <= 0)
+		left = timeout_ms < 0 ? -1 : deadline - ctl_now_ms();
+		if (timeout_ms >= 0 && left <= 0)
 			return (-1);
 		pfd.fd = c->fd;
 		pfd.events = POLLIN;

@@ -81,7 +81,8 @@ int	ctl_nextv(struct ctl *, msgpack_unpacked *, int *fds, int *nfds);
 /* Keep the bytes of the last frame (objects point into them); free() them. */
 char	*ctl_take_frame(struct ctl *);
 
-/* Blocking helpers for start-up paths: send one frame, wait for one. */
+/* Blocking helpers for start-up paths: send one frame, wait for one
+   (timeout_ms < 0: for as long as it takes). */
 int	ctl_send_wait(struct ctl *, const msgpack_sbuffer *, int fd);
 int	ctl_recv_wait(struct ctl *, msgpack_unpacked *, int *fd, int timeout_ms);
 

@@ -27,6 +27,21 @@
 #include "mpack.h"
 #include "worker.h"
 
+static struct ctl	*template_ctl;
+static int		 template_sfd = -1;
+
+/* In a process just forked from the template: keep nothing of its. */
+void
+template_child_setup(void)
+{
+	close(template_ctl->fd);
+	template_ctl->fd = -1;
+	close(template_sfd);
+	execrun_forget();
+	pool_forget();
+	signal(SIGCHLD, SIG_DFL);
+}
+
 static void
 template_reap(struct ctl *c)
 {
@@ -34,8 +49,10 @@ template_reap(struct ctl *c)
 	int	status;
 
 	/* Session workers are reaped here too; they are not reported. */
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-		(void)execrun_reaped(c, pid, status);
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (!execrun_reaped(c, pid, status))
+			pool_reaped(pid);
+	}
 }
 
 static void
@@ -47,16 +64,15 @@ template_fork(struct ctl *c, const msgpack_object *o, int fd, int stream)
 		log_warnx("template: request without a descriptor");
 		return;
 	}
+	if (pool_take(o, fd) == 0)
+		return;
 	switch (pid = fork()) {
 	case -1:
 		log_warn("template: fork");
 		close(fd);	/* the front or client sees EOF */
 		return;
 	case 0:
-		close(c->fd);
-		c->fd = -1;
-		execrun_forget();
-		signal(SIGCHLD, SIG_DFL);
+		template_child_setup();
 		if (stream)
 			stream_main(fd, o);
 		worker_main(fd, o);
@@ -96,7 +112,7 @@ template_main(int ctlfd)
 	msgpack_unpacked	 up;
 	sigset_t		 set;
 	size_t			 cap = 0, want;
-	int			 r, fds[CTL_FRAME_FDS], nfds, sfd, n;
+	int			 r, fds[CTL_FRAME_FDS], nfds, n;
 
 	child_save_limits();
 	setproctitle("template");
@@ -107,10 +123,13 @@ template_main(int ctlfd)
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
+	if ((template_sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) ==
+	    -1)
 		fatal("template: signalfd");
 
 	ctl_init(&c, ctlfd);
+	template_ctl = &c;
+	pool_fill();
 	msgpack_unpacked_init(&up);
 	for (;;) {
 		want = 2 + (size_t)execrun_nfds();
@@ -124,7 +143,7 @@ template_main(int ctlfd)
 		}
 		pfd[0].fd = c.fd;
 		pfd[0].events = POLLIN | (ctl_pending(&c) ? POLLOUT : 0);
-		pfd[1].fd = sfd;
+		pfd[1].fd = template_sfd;
 		pfd[1].events = POLLIN;
 		n = execrun_pollfds(pfd + 2, tag + 2, (int)cap - 2,
 		    c.qbytes > EXECRUN_BACKLOG);
@@ -134,7 +153,7 @@ template_main(int ctlfd)
 			fatal("template: poll");
 		}
 		if (pfd[1].revents & POLLIN) {
-			while (read(sfd, &si, sizeof(si)) > 0)
+			while (read(template_sfd, &si, sizeof(si)) > 0)
 				;
 			template_reap(&c);
 		}
@@ -154,6 +173,8 @@ template_main(int ctlfd)
 		}
 		if (ctl_flush(&c) == -1)
 			break;
+		/* Replace the waiting workers requests took: not before. */
+		pool_fill();
 	}
 	msgpack_unpacked_destroy(&up);
 	ctl_close(&c);

@@ -154,6 +154,13 @@ void	worker_limits_decode(const msgpack_object *);
 
 /* template.c */
 void	template_main(int ctlfd) __attribute__((noreturn));
+void	template_child_setup(void);
+
+/* pool.c: workers forked ahead of need */
+void	pool_fill(void);
+int	pool_take(const msgpack_object *, int fd);
+void	pool_reaped(pid_t);
+void	pool_forget(void);
 
 /* execrun.c: the commands of POST /v1/exec, run by the template */
 #define EXECRUN_BACKLOG		(1024 * 1024)	/* pause reading above this */

@@ -351,8 +351,12 @@ ws_handshake_recv(struct ws *w, const char *key)
 			check_interrupt();
 			continue;
 		}
-		if (n <= 0)
+		if (n <= 0) {
+			fprintf(stderr, "lodge-bench: upgrade: %s after %zu "
+			    "bytes\n", n == 0 ? "connection closed" :
+			    strerror(errno), w->end);
 			return (-1);
+		}
 		w->end += (size_t)n;
 	}
 	if (sscanf((char *)w->buf, "HTTP/1.1 %d", &status) != 1 ||

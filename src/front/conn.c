@@ -265,7 +265,7 @@ conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
 {
 	msgpack_sbuffer	 sb;
 	msgpack_packer	 pk;
-	int		 fd, one = 1, null, rc;
+	int		 fd, one = 1, rc;
 
 	if (c->lowat)
 		(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one,
@@ -288,11 +288,14 @@ conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
 	msgpack_sbuffer_destroy(&sb);
 	if (rc == -1)
 		return (-1);
-	/* lws closes what is left: make that /dev/null, not the client. */
-	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) != -1) {
-		dup2(null, c->fd);
-		close(null);
-	}
+	/*
+	 * Forget our copy: lws closes it (a raw file: close(), no shutdown),
+	 * and the epoll loop drops it while it is still the socket.  Its
+	 * registration is for the open file, not the number: with the number
+	 * pointing elsewhere, events of the connection (now the worker's)
+	 * would reach whichever connection is next given that number.
+	 */
+	lws_rx_flow_control(c->wsi, 0);
 	c->closed = 1;
 	lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
 	return (0);

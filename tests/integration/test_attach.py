@@ -5,6 +5,7 @@ Run: /usr/bin/python3 tests/integration/test_attach.py
 """
 
 import asyncio
+import base64
 import os
 import socket
 import sys
@@ -249,6 +250,45 @@ class TestAttach(lt.DaemonPerClass):
         finally:
             await slow.close()
             await fast.close()
+
+    # ---- attach after attach: each connection handed off cleanly
+
+    async def test_attach_after_attach(self):
+        # The front hands each connection to the worker and forgets it.
+        # A connection it forgot must not touch the next one given the
+        # same descriptor number (an epoll registration outlives the
+        # number): every attach in a row gets its upgrade and replay.
+        s = self.create({"command": "head -c 2097152 /dev/zero; exec cat"})
+        sid = s["id"]
+        wait_for(lambda: self.get(sid)["outputBytes"] == 2097152, 10,
+                 interval=0.05, what="the output")
+        for i in range(1000):
+            sock = socket.create_connection(("127.0.0.1", self.d.port))
+            sock.settimeout(10)
+            key = base64.b64encode(os.urandom(16)).decode()
+            sock.sendall(("GET /v1/sessions/%s/attach HTTP/1.1\r\n"
+                          "Host: x\r\nAuthorization: Bearer %s\r\n"
+                          "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                          "Sec-WebSocket-Key: %s\r\n"
+                          "Sec-WebSocket-Version: 13\r\n\r\n"
+                          % (sid, self.d.token, key)).encode())
+            got = b""
+            try:
+                # the head, then the replay up to the "live" message
+                while b"\xa4live" not in got:
+                    b = sock.recv(1 << 20)
+                    if not b:
+                        break
+                    got += b
+            except OSError as e:
+                self.fail("attach %d: %r after %d bytes" % (i, e, len(got)))
+            self.assertTrue(got.startswith(b"HTTP/1.1 101"),
+                            "attach %d: %r" % (i, got[:80]))
+            self.assertIn(b"\xa4live", got, "attach %d" % i)
+            # close 1000 (masked, zero key), then drop the socket at once
+            sock.sendall(bytes([0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8]))
+            sock.close()
+        self.assertEqual(self.get(sid)["state"], "running")
 
     # ---- 6. read-only clients
 

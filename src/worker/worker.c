@@ -17,6 +17,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -619,6 +620,11 @@ worker_main(int ctlfd, const msgpack_object *spawn)
 
 	/* The spawn socket becomes the first control connection. */
 	worker_report(&c, 201, NULL, NULL);
+	/*
+	 * An idle session is most of what lodged costs: give back the heap
+	 * that setup used and freed (the request, argv, environ, buffers).
+	 */
+	malloc_trim(0);
 	if ((wf = worker_fd_adopt(WFD_CONTROL, c.fd)) == NULL)
 		fatalx("cannot adopt the control connection");
 	c.fd = -1;

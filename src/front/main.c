@@ -436,6 +436,7 @@ main(int argc, char **argv)
 	foreign_loops[0] = &front_loop;
 	info.foreign_loops = foreign_loops;
 	info.options |= LWS_SERVER_OPTION_LIBUV;
+	info.pcontext = &front->ctx;	/* NULL once destroyed for good */
 	log_lws_init();
 	if ((front->ctx = lws_create_context(&info)) == NULL)
 		fatalx("cannot create the event loop");
@@ -469,8 +470,15 @@ main(int argc, char **argv)
 	notify_stopping();
 	log_info("exiting; sessions keep running");
 	(void)unlink(path);
+	/*
+	 * On a loop of ours, lws closes its handles through the loop: run it
+	 * until they are closed, then destroy again to free what is left.
+	 */
 	lws_context_destroy(front->ctx);
-	/* Let lws finish closing its handles, then close the loop. */
+	for (i = 0; i < 1000 && uv_run(&front_loop, UV_RUN_NOWAIT) != 0; i++)
+		;
+	if (front->ctx != NULL)
+		lws_context_destroy(front->ctx);
 	for (i = 0; i < 1000 && uv_run(&front_loop, UV_RUN_NOWAIT) != 0; i++)
 		;
 	(void)uv_loop_close(&front_loop);

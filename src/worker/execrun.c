@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -150,6 +151,9 @@ execrun_in_close(struct execrun *e)
 static void
 execrun_free(struct execrun *e)
 {
+	int	big = e->out.buf != NULL || e->err.buf != NULL ||
+		    e->in_len > EXECRUN_CHUNK;
+
 	execrun_pipe_close(&e->out);
 	execrun_pipe_close(&e->err);
 	execrun_in_close(e);
@@ -157,6 +161,13 @@ execrun_free(struct execrun *e)
 	free(e->err.buf);
 	LIST_REMOVE(e, entry);
 	free(e);
+	/*
+	 * Workers are forked from this process: heap that output buffers
+	 * left behind would be in every one of them.  Give it back once
+	 * nothing runs.
+	 */
+	if (big && LIST_EMPTY(&execruns))
+		malloc_trim(0);
 }
 
 /* Reaped and drained (or given up on): the last frame, then forget it. */
@@ -188,35 +199,37 @@ execrun_check_done(struct ctl *c, struct execrun *e)
 		execrun_finish(c, e);
 }
 
-/* Read until EAGAIN or EOF; past the maximum, read and drop. */
+/*
+ * Read until EAGAIN or EOF; past the maximum, read and drop.  Reads go
+ * through one static buffer, so a command with no output (or little)
+ * costs no chunk of its own.
+ */
 static void
 execrun_read(struct ctl *c, struct execrun *e, struct execrun_pipe *p)
 {
-	char	sink[16384];
-	size_t	room;
-	ssize_t	n;
-	int	i;
+	static char	rbuf[65536];
+	size_t		room;
+	ssize_t		n;
+	int		i;
 
 	for (i = 0; i < 16 && p->fd != -1; i++) {
 		room = e->max > p->total ? e->max - p->total : 0;
 		if (room > EXECRUN_CHUNK - p->len)
 			room = EXECRUN_CHUNK - p->len;
-		if (room > 0) {
+		if (room > sizeof(rbuf) || room == 0)
+			room = sizeof(rbuf);
+		n = read(p->fd, rbuf, room);
+		if (n > 0 && p->total < e->max) {
 			if (p->buf == NULL &&
 			    (p->buf = malloc(EXECRUN_CHUNK)) == NULL)
 				return;
-			n = read(p->fd, p->buf + p->len, room);
-			if (n > 0) {
-				p->len += (size_t)n;
-				p->total += (size_t)n;
-				if (p->len == EXECRUN_CHUNK)
-					execrun_flush(c, e, p);
-			}
-		} else {
-			n = read(p->fd, sink, sizeof(sink));
-			if (n > 0)
-				p->truncated = 1;
-		}
+			memcpy(p->buf + p->len, rbuf, (size_t)n);
+			p->len += (size_t)n;
+			p->total += (size_t)n;
+			if (p->len == EXECRUN_CHUNK)
+				execrun_flush(c, e, p);
+		} else if (n > 0)
+			p->truncated = 1;
 		if (n > 0)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EINTR))

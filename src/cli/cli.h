@@ -121,6 +121,8 @@ int	 ws_open(const struct endpoint *, const char *path,
 	     const struct ws_ops *);
 int	 ws_send(const msgpack_sbuffer *);
 int	 ws_send_full(void);
+void	 ws_send_stdin(const char *, size_t);
+void	 ws_send_size(void);	/* our terminal's, as a resize */
 void	 ws_pause(int);
 void	 ws_close(void);
 int	 ws_callback(struct lws *, enum lws_callback_reasons, void *, void *,

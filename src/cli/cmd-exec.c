@@ -85,20 +85,8 @@ cmd_exec_send_simple(const char *type)
 static void
 cmd_exec_input(const char *p, size_t len)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
-
-	if (cx.exited)
-		return;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 2);
-	mpack_kv_str(&pk, "type", "stdin");
-	mpack_kv_bin(&pk, "data", p, len);
-	(void)ws_send(&sb);
-	msgpack_sbuffer_destroy(&sb);
-	if (ws_send_full())
-		loop_pause_input(1);
+	if (!cx.exited)
+		ws_send_stdin(p, len);
 }
 
 static void
@@ -112,21 +100,8 @@ cmd_exec_input_eof(void)
 static void
 cmd_exec_resize(void)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
-	int		cols, rows;
-
-	if (!cx.tty || !cx.local_tty ||
-	    tty_size(STDIN_FILENO, &cols, &rows) == -1)
-		return;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 3);
-	mpack_kv_str(&pk, "type", "resize");
-	mpack_kv_int(&pk, "cols", cols);
-	mpack_kv_int(&pk, "rows", rows);
-	(void)ws_send(&sb);
-	msgpack_sbuffer_destroy(&sb);
+	if (cx.tty && cx.local_tty)
+		ws_send_size();
 }
 
 static void

@@ -76,40 +76,15 @@ view_interactive(void)
 static void
 view_send_stdin(const char *p, size_t len)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
-
-	if (len == 0 || view.o->mode != VIEW_ATTACH)
-		return;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 2);
-	mpack_kv_str(&pk, "type", "stdin");
-	mpack_kv_bin(&pk, "data", p, len);
-	(void)ws_send(&sb);
-	msgpack_sbuffer_destroy(&sb);
-	if (ws_send_full())
-		loop_pause_input(1);
+	if (len > 0 && view.o->mode == VIEW_ATTACH)
+		ws_send_stdin(p, len);
 }
 
 static void
 view_send_size(void)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
-	int		cols, rows;
-
-	if (view.o->mode != VIEW_ATTACH || !view.pty ||
-	    tty_size(STDIN_FILENO, &cols, &rows) == -1)
-		return;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 3);
-	mpack_kv_str(&pk, "type", "resize");
-	mpack_kv_int(&pk, "cols", cols);
-	mpack_kv_int(&pk, "rows", rows);
-	(void)ws_send(&sb);
-	msgpack_sbuffer_destroy(&sb);
+	if (view.o->mode == VIEW_ATTACH && view.pty)
+		ws_send_size();
 }
 
 static void

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "mpack.h"
@@ -138,6 +139,47 @@ int
 ws_send_full(void)
 {
 	return (ws_queued >= WS_QUEUE_HIGH);
+}
+
+/*
+ * The two messages attach and exec streams both take from our terminal:
+ * input (which stops being read while the send queue is full) and our
+ * window size.
+ */
+void
+ws_send_stdin(const char *p, size_t len)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 2);
+	mpack_kv_str(&pk, "type", "stdin");
+	mpack_kv_bin(&pk, "data", p, len);
+	(void)ws_send(&sb);
+	msgpack_sbuffer_destroy(&sb);
+	if (ws_send_full())
+		loop_pause_input(1);
+}
+
+void
+ws_send_size(void)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	int		cols, rows;
+
+	if (tty_size(STDIN_FILENO, &cols, &rows) == -1)
+		return;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	mpack_kv_str(&pk, "type", "resize");
+	mpack_kv_int(&pk, "cols", cols);
+	mpack_kv_int(&pk, "rows", rows);
+	(void)ws_send(&sb);
+	msgpack_sbuffer_destroy(&sb);
 }
 
 /* Stop or restart reading the socket (our output is full). */

@@ -12,6 +12,7 @@ import os
 import pwd
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -424,6 +425,25 @@ class TestExec(ExecMixin, lt.DaemonPerClass):
         # the daemon still works afterwards
         self.assertEqual(self.exec({"args": ["echo", "ok"]})["stdout"],
                          "ok\n")
+
+    def test_user_changes_are_seen_at_once(self):
+        # passwd lookups are cached; a user added, changed or removed must
+        # still be seen by the very next call (no waiting for a timeout)
+        name = "lodge-pw-%d" % os.getpid()
+        subprocess.run(["userdel", name], capture_output=True)
+        self.addCleanup(subprocess.run, ["userdel", name],
+                        capture_output=True)
+        self.spawn_failed({"args": ["true"], "user": name}, name)
+        subprocess.run(["useradd", "-M", "-d", "/", "-s", "/bin/sh", name],
+                       check=True)
+        uid = pwd.getpwnam(name).pw_uid
+        res = self.exec({"args": ["id", "-u"], "user": name})
+        self.assertEqual(res["stdout"], "%d\n" % uid, res)
+        subprocess.run(["usermod", "-d", "/tmp", name], check=True)
+        res = self.exec({"args": ["pwd"], "user": name})
+        self.assertEqual(res["stdout"], "/tmp\n", res)
+        subprocess.run(["userdel", name], check=True)
+        self.spawn_failed({"args": ["true"], "user": name}, name)
 
     # ----------------------------------------------------- bad requests
 

@@ -445,6 +445,27 @@ class TestExec(ExecMixin, lt.DaemonPerClass):
         subprocess.run(["userdel", name], check=True)
         self.spawn_failed({"args": ["true"], "user": name}, name)
 
+    def test_workers_forked_meanwhile_do_not_hold_stdin(self):
+        # The template runs exec commands and forks workers: a worker
+        # forked while a command's stdin is still being written must not
+        # keep that pipe open, or the command never sees its end of input.
+        data = "x" * (1 << 20)
+        body = {"command": "sleep 0.5; cat >/dev/null; echo done",
+                "stdin": data, "timeoutSeconds": 20}
+        with concurrent.futures.ThreadPoolExecutor(1) as ex:
+            fut = ex.submit(self.exec, body)
+            ids = []
+            for i in range(4):
+                s = self.d.json("POST", "/v1/sessions", {"args": ["cat"]},
+                                expect=201)
+                ids.append(s["id"])
+                time.sleep(0.05)
+            res = fut.result(30)
+        for sid in ids:
+            self.d.request("DELETE", "/v1/sessions/" + sid)
+        self.assertEqual(res["stdout"], "done\n", res)
+        self.assertFalse(res["timedOut"], res)
+
     # ----------------------------------------------------- bad requests
 
     BAD_BODIES = [

@@ -48,6 +48,28 @@ class TestFreshDaemon(lt.DaemonPerTest):
                          {"sessions": []})
         self.assertEqual(self.d.json("GET", "/v1/health")["sessions"], 0)
 
+    async def test_workers_come_from_the_pool(self):
+        # Two workers wait forked ahead; a session takes one (no fork on
+        # its path) and the template forks a replacement.
+        import reliability as rl
+        tmpl = rl.template_pid(self.d.proc.pid)
+
+        def waiting():
+            return sorted(c for c in lt.children_of(tmpl)
+                          if rl.title(c) == "lodged: waiting")
+        wait_for(lambda: len(waiting()) == 2, 10, interval=0.05,
+                 what="two waiting workers")
+        before = waiting()
+        s = self.create({"args": ["sleep", "1000"]})
+        worker = lt.proc_stat(s["pid"])["ppid"]
+        self.assertIn(worker, before, "the session's worker was not one "
+                      "of the waiting ones")
+        self.assertEqual(rl.title(worker), "lodged: session " + s["id"])
+        wait_for(lambda: len(waiting()) == 2, 10, interval=0.05,
+                 what="the pool to be full again")
+        self.assertNotIn(worker, waiting())
+        self.d.request("DELETE", sess_path(s["id"]))
+
     async def test_token_file_mode(self):
         st = os.stat(os.path.join(self.d.rundir, "token"))
         self.assertEqual(st.st_mode & 0o777, 0o600, oct(st.st_mode))

@@ -485,6 +485,7 @@ execrun_events(struct ctl *c, struct pollfd *pfd, void **tag, int n)
 	for (i = 0; i < n; i++) {
 		if (pfd[i].revents == 0)
 			continue;
+		/* Looked up, not followed: a reap this turn may have freed it. */
 		LIST_FOREACH(e, &execruns, entry) {
 			if (tag[i] == &e->out || tag[i] == &e->err) {
 				execrun_read(c, e, tag[i]);

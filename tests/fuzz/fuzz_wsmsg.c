@@ -202,7 +202,7 @@ fuzz_ctl(const uint8_t *data, size_t size)
 {
 	struct ctl		 c, out, in;
 	msgpack_unpacked	 up;
-	const msgpack_object	*want;
+	const msgpack_object	*want, *wantn;
 	int			 sv[2], ev[2], p[2], lowest, fd, r, n;
 	char			*frame;
 
@@ -233,10 +233,15 @@ fuzz_ctl(const uint8_t *data, size_t size)
 		FUZZ_CHECK(r == 0 || r == 1);
 		while ((n = ctl_next(&c, &up, &fd)) == 1) {
 			FUZZ_CHECK(up.data.type == MSGPACK_OBJECT_MAP);
+			/* "fd":true takes one; so does "fds":1 (ctl_next
+			 * refuses frames that ask for more). */
 			want = fuzz_get(&up.data, "fd");
-			FUZZ_CHECK((fd != -1) == (want != NULL &&
+			wantn = fuzz_get(&up.data, "fds");
+			FUZZ_CHECK((fd != -1) == ((want != NULL &&
 			    want->type == MSGPACK_OBJECT_BOOLEAN &&
-			    want->via.boolean));
+			    want->via.boolean) || (wantn != NULL &&
+			    wantn->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+			    wantn->via.u64 == 1)));
 			if (fd != -1)
 				FUZZ_CHECK(fcntl(fd, F_GETFD) == FD_CLOEXEC);
 			fuzz_echo(&out, &in, &up.data, fd);

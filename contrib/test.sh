@@ -28,6 +28,10 @@ echo "== build and test with ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run asan --enable-sanitizers
+echo "== SDKs against the plain build's lodged"
+sdk=0
+sh tests/sdk/run.sh build/check/lodged >build/sdk.log 2>&1 || { status=1; sdk=1; }
+cat build/sdk.log
 echo "== fuzz each target for a bounded time"
 sh contrib/fuzz.sh "${LODGE_FUZZ_SECONDS:-20}" || status=1
 pass=0 fail=0
@@ -41,6 +45,10 @@ done
 # Files that passed only on their second run (tests/run-integration.sh).
 grep -h "^FLAKY:" build/check/tests/integration/*.log \
     build/asan/tests/integration/*.log 2>/dev/null || true
+p=$(sed -n 's/^sdk: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' build/sdk.log)
+f=$(sed -n 's/^sdk: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' build/sdk.log)
+pass=$((pass + ${p:-0}))
+fail=$((fail + ${f:-$sdk}))
 [ "$status" -eq 0 ] || [ "$fail" -gt 0 ] || fail=1
 echo "suites: $pass passed, $fail failed"
 exit $status

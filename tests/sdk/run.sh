@@ -10,7 +10,11 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 kit=$top/tests/sdk
 LODGED=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); shift
 export LODGED
-[ $# -gt 0 ] || set -- typescript python
+if [ $# -eq 0 ]; then
+	for d in "$top"/contrib/sdk/*/; do
+		[ -d "$d" ] && set -- "$@" "$(basename "$d")"
+	done
+fi
 pass=0 fail=0
 for lang; do
 	dir=$top/contrib/sdk/$lang

@@ -592,57 +592,91 @@ api_handoff(struct conn *c)
 		    "cannot reach the session's worker");
 }
 
-/* With --allow-origin, a browser's WebSocket must come from a listed origin. */
+/*
+ * Who may ask at all: the token, then the Host and Origin fields.  A
+ * refusal closes the connection after its reply, unread (conn.c).
+ */
 static int
-api_origin_allowed(struct conn *c)
+api_refused(struct conn *c)
 {
-	const char	*origin;
-	int		 i;
+	const char	*v;
 
-	if (front->conf.norigins == 0 ||
-	    (origin = httphead_field(&c->h, "Origin")) == NULL)
+	c->close_after = 1;
+	if (!c->l->is_unix && !auth_check(&c->h)) {
+		conn_reply_error(c, 401, "unauthorized",
+		    "missing or wrong token");
 		return (1);
-	for (i = 0; i < front->conf.norigins; i++)
-		if (strcasecmp(origin, front->conf.origins[i]) == 0)
-			return (1);
+	}
+	if (!auth_host_allowed(c->l, &c->h)) {
+		v = httphead_field(&c->h, "Host");
+		conn_reply_error(c, 403, "forbidden", "Host '%.64s' does not "
+		    "name this server (--allow-host)", v != NULL ? v : "");
+		return (1);
+	}
+	if (!auth_origin_allowed(c->l, &c->h)) {
+		conn_reply_error(c, 403, "forbidden", "origin not allowed "
+		    "(--allow-origin)");
+		return (1);
+	}
+	c->close_after = 0;
 	return (0);
 }
 
-/* The head is complete: token, route, then hand off or read the body. */
+/*
+ * The head is complete: who asks, the route, then hand off or read the
+ * body.  Nothing of a body is read for a request that is refused here, so
+ * a client without the token costs the front its head and no more.
+ */
 static void
 api_head(struct conn *c)
 {
 	c->close_after = 0;
 	c->route = httphead_route(c->h.method, c->h.path, c->ref,
 	    sizeof(c->ref));
+	if (api_refused(c))
+		return;
 	if (c->h.upgrade || c->route == ROUTE_SESSION_LOG ||
 	    c->route == ROUTE_SESSION_ATTACH) {
 		c->close_after = 1;	/* if refused: the stream is unusable */
-		if (!c->l->is_unix && !auth_check(&c->h)) {
-			conn_reply_error(c, 401, "unauthorized",
-			    "missing or wrong token");
-			return;
-		}
-		if (c->h.upgrade && !api_origin_allowed(c)) {
-			conn_reply_error(c, 403, "forbidden", "origin not "
-			    "allowed (--allow-origin)");
-			return;
-		}
 		api_handoff(c);
 		return;
 	}
-	if (c->h.chunked) {
+	/* A body left unread cannot be followed by another request. */
+	c->close_after = c->h.content_length > 0 || c->h.chunked;
+	switch (c->route) {
+	case ROUTE_NONE:
+		conn_reply_error(c, 404, "not_found", "no such path: %s",
+		    c->h.path);
+		return;
+	case ROUTE_BAD_METHOD:
+		conn_reply_error(c, 405, "method_not_allowed", "%s is not "
+		    "allowed on %s", c->h.method, c->h.path);
+		return;
+	case ROUTE_EXEC_STREAM:
+		conn_reply_error(c, 400, "bad_request", "exec/stream is a "
+		    "WebSocket: send Upgrade: websocket");
+		return;
+	default:
+		break;
+	}
+	if (!auth_body_type_allowed(c->l, &c->h)) {
 		c->close_after = 1;
+		conn_reply_error(c, 415, "bad_request", "without a token, a "
+		    "request body must be sent as Content-Type: "
+		    "application/json");
+		return;
+	}
+	if (c->h.chunked) {
 		conn_reply_error(c, 411, "bad_request", "chunked bodies are not "
 		    "supported: send Content-Length");
 		return;
 	}
 	if (c->h.content_length > (int64_t)front->conf.max_body) {
-		c->close_after = 1;
 		conn_reply_error(c, 413, "payload_too_large", "the body is "
 		    "larger than %zu bytes", front->conf.max_body);
 		return;
 	}
+	c->close_after = 0;
 	if (conn_start_body(c, c->h.content_length > 0 ?
 	    (size_t)c->h.content_length : 0) == -1) {
 		c->close_after = 1;
@@ -655,21 +689,7 @@ api_request(struct conn *c)
 {
 	struct session	*s;
 
-	/* After the body, so the client is not cut off while sending it. */
-	if (!c->l->is_unix && !auth_check(&c->h)) {
-		conn_reply_error(c, 401, "unauthorized",
-		    "missing or wrong token");
-		return;
-	}
 	switch (c->route) {
-	case ROUTE_NONE:
-		conn_reply_error(c, 404, "not_found", "no such path: %s",
-		    c->h.path);
-		return;
-	case ROUTE_BAD_METHOD:
-		conn_reply_error(c, 405, "method_not_allowed", "%s is not "
-		    "allowed on %s", c->h.method, c->h.path);
-		return;
 	case ROUTE_HEALTH:
 		api_health(c);
 		return;
@@ -681,10 +701,6 @@ api_request(struct conn *c)
 		return;
 	case ROUTE_EXEC:
 		api_exec(c);
-		return;
-	case ROUTE_EXEC_STREAM:
-		conn_reply_error(c, 400, "bad_request", "exec/stream is a "
-		    "WebSocket: send Upgrade: websocket");
 		return;
 	default:
 		break;

@@ -1,18 +1,27 @@
 /*
- * auth.c: the bearer token of TCP clients.
+ * auth.c: who may make a request: the bearer token of TCP clients, and the
+ * Host, Origin and Content-Type a browser gives away.
  *
  * The token comes from --token-file, LODGE_TOKEN, or RUNDIR/token, which is
  * generated (mode 0600) when missing and kept across restarts, so clients
  * keep working when the front comes back.  Comparison is constant-time.
+ *
+ * A web page can make a browser send requests to a loopback port, and with
+ * DNS rebinding even read the replies; what it cannot do is know the token,
+ * choose the Host and Origin fields, or send a JSON content type without a
+ * CORS preflight (which the front never answers).  Where no token is asked,
+ * those are what keep pages out.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <libwebsockets.h>
@@ -146,4 +155,108 @@ auth_check(const struct httphead *h)
 	if (len != front->token_len)
 		return (0);
 	return (lws_timingsafe_bcmp(v, front->token, (uint32_t)len) == 0);
+}
+
+/* 1 when requests on this listener need no token: --no-auth on TCP. */
+int
+auth_tokenless(const struct listener *l)
+{
+	return (!l->is_unix && front->conf.no_auth);
+}
+
+/* The host part of a Host field or listener spec (no port, no brackets). */
+static int
+auth_host_part(const char *v, char *out, size_t outlen)
+{
+	const char	*end;
+	size_t		 n;
+
+	if (v[0] == '[') {
+		if ((end = strchr(v, ']')) == NULL ||
+		    (end[1] != '\0' && end[1] != ':'))
+			return (-1);
+		v++;
+	} else if ((end = strchr(v, ':')) == NULL)
+		end = v + strlen(v);
+	n = (size_t)(end - v);
+	if (n == 0 || n >= outlen)
+		return (-1);
+	memcpy(out, v, n);
+	out[n] = '\0';
+	return (0);
+}
+
+/*
+ * 1 when the Host field names this server: a loopback name or address,
+ * the listener's own address, or an --allow-host name.  Checked on TCP
+ * where no token is asked, and everywhere on TCP once --allow-host is
+ * given; Unix sockets are not reachable by a browser and are not checked.
+ */
+int
+auth_host_allowed(const struct listener *l, const struct httphead *h)
+{
+	const char	*v;
+	char		 host[256], own[256];
+	int		 i;
+
+	if (l->is_unix || (!front->conf.no_auth && front->conf.nhosts == 0))
+		return (1);
+	/* HTTP/1.0 may omit Host; browsers always send it. */
+	if ((v = httphead_field(h, "Host")) == NULL)
+		return (1);
+	if (auth_host_part(v, host, sizeof(host)) == -1)
+		return (0);
+	if (listener_host_is_loopback(host))
+		return (1);
+	if (auth_host_part(l->name, own, sizeof(own)) == 0 &&
+	    strcasecmp(host, own) == 0)
+		return (1);
+	for (i = 0; i < front->conf.nhosts; i++)
+		if (strcasecmp(host, front->conf.hosts[i]) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * 1 when the Origin field, if any, may pass: one of --allow-origin; with
+ * no --allow-origin, any origin where a token is asked and none where it
+ * is not (only a browser sends Origin, and nothing else would stop it).
+ */
+int
+auth_origin_allowed(const struct listener *l, const struct httphead *h)
+{
+	const char	*origin;
+	int		 i;
+
+	if ((origin = httphead_field(h, "Origin")) == NULL)
+		return (1);
+	if (front->conf.norigins == 0)
+		return (!auth_tokenless(l));
+	for (i = 0; i < front->conf.norigins; i++)
+		if (strcasecmp(origin, front->conf.origins[i]) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * 1 when a POST or a body could not have come from a page without a CORS
+ * preflight: its Content-Type is application/json.  Only asked where no
+ * token is; with a token, curl -d (a form type) keeps working.
+ */
+int
+auth_body_type_allowed(const struct listener *l, const struct httphead *h)
+{
+	const char	*v;
+	size_t		 n = strlen("application/json");
+
+	if (!auth_tokenless(l))
+		return (1);
+	if (strcmp(h->method, "POST") != 0 && h->content_length <= 0 &&
+	    !h->chunked)
+		return (1);
+	if ((v = httphead_field(h, "Content-Type")) == NULL)
+		return (0);
+	if (strncasecmp(v, "application/json", n) != 0)
+		return (0);
+	return (v[n] == '\0' || v[n] == ';' || v[n] == ' ' || v[n] == '\t');
 }

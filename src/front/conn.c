@@ -25,6 +25,14 @@
 #include "mpack.h"
 
 #define CONN_PEEK_RETRY_MS	5
+/*
+ * After a reply that closes, what the peer still sends is read and dropped
+ * for a while: closing with unread bytes would reset the connection, and
+ * the peer could lose the reply.  Bounded in time and bytes, never kept.
+ */
+#define CONN_LINGER_MS		2000
+#define CONN_LINGER_MAX		(16 * 1024 * 1024)
+#define CONN_LINGER_READS	4
 
 static void	conn_arm_timeout(struct conn *, int seconds);
 
@@ -44,6 +52,7 @@ conn_reason(int status)
 	case 409: return ("Conflict");
 	case 411: return ("Length Required");
 	case 413: return ("Content Too Large");
+	case 415: return ("Unsupported Media Type");
 	case 422: return ("Unprocessable Content");
 	case 431: return ("Request Header Fields Too Large");
 	case 503: return ("Service Unavailable");
@@ -118,7 +127,12 @@ conn_timeout_cb(lws_sorted_usec_list_t *sul)
 		c->close_after = 1;
 		conn_reply_error(c, 408, "request_timeout",
 		    "the request body did not arrive in time");
-	} else if (c->state == CONN_HEAD)
+	} else if (c->state == CONN_WRITE) {
+		log_info("a reply of %zu bytes was not read in %d s "
+		    "(--write-timeout): closed", c->out_len - c->out_off,
+		    front->conf.write_timeout);
+		conn_close(c);
+	} else if (c->state == CONN_HEAD || c->state == CONN_LINGER)
 		conn_close(c);
 }
 
@@ -127,6 +141,26 @@ conn_arm_timeout(struct conn *c, int seconds)
 {
 	lws_sul_schedule(front->ctx, 0, &c->sul, conn_timeout_cb,
 	    (lws_usec_t)seconds * LWS_US_PER_SEC);
+}
+
+/* Read and drop len bytes already in the socket (a peeked head). */
+static int
+conn_consume(struct conn *c, size_t len)
+{
+	char	sink[4096];
+	ssize_t	n;
+
+	while (len > 0) {
+		n = recv(c->fd, sink, len < sizeof(sink) ? len : sizeof(sink),
+		    MSG_DONTWAIT);
+		if (n <= 0) {
+			if (n == -1 && errno == EINTR)
+				continue;
+			return (-1);
+		}
+		len -= (size_t)n;
+	}
+	return (0);
 }
 
 /* Queue a whole reply and start writing it. */
@@ -140,6 +174,10 @@ conn_send(struct conn *c, int status, const char *ctype, const char *body,
 	if (c->closed)
 		return;
 	if (!c->keep_alive)
+		c->close_after = 1;
+	/* A head refused as it was only peeked at: or it is read again. */
+	if (c->state == CONN_HEAD && !c->close_after &&
+	    conn_consume(c, c->head_len) == -1)
 		c->close_after = 1;
 	n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n"
 	    "Content-Length: %zu\r\n%s%s%s%s\r\n", status, conn_reason(status),
@@ -157,7 +195,7 @@ conn_send(struct conn *c, int status, const char *ctype, const char *body,
 	c->out_len = (size_t)n + len;
 	c->out_off = 0;
 	c->state = CONN_WRITE;
-	lws_sul_cancel(&c->sul);
+	conn_arm_timeout(c, front->conf.write_timeout);
 	lws_rx_flow_control(c->wsi, 0);
 	/* Most replies fit the socket buffer: no need to wait for POLLOUT. */
 	conn_writeable(c);
@@ -215,10 +253,44 @@ conn_reply_empty(struct conn *c, int status)
 	conn_send(c, status, NULL, NULL, 0);
 }
 
+/* The reply is out and the connection closes: drop what still comes. */
+static void
+conn_linger(struct conn *c)
+{
+	/* Let the peer read the reply before the close. */
+	shutdown(c->fd, SHUT_WR);
+	c->state = CONN_LINGER;
+	c->buflen = 0;
+	free(c->body);
+	c->body = NULL;
+	lws_sul_schedule(front->ctx, 0, &c->sul, conn_timeout_cb,
+	    (lws_usec_t)CONN_LINGER_MS * LWS_US_PER_MS);
+	lws_rx_flow_control(c->wsi, 1);
+}
+
+static void
+conn_drain(struct conn *c)
+{
+	static char	sink[65536];
+	ssize_t		n;
+	int		i;
+
+	for (i = 0; i < CONN_LINGER_READS; i++) {
+		n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0 || (c->buflen += (size_t)n) > CONN_LINGER_MAX) {
+			conn_close(c);
+			return;
+		}
+	}
+}
+
 void
 conn_writeable(struct conn *c)
 {
 	ssize_t	n;
+	int	progress = 0;
 
 	if (c->state != CONN_WRITE)
 		return;
@@ -229,6 +301,10 @@ conn_writeable(struct conn *c)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN) {
+				/* A reader that moves keeps its time. */
+				if (progress)
+					conn_arm_timeout(c,
+					    front->conf.write_timeout);
 				rawio_writable(c->wsi);
 				return;
 			}
@@ -236,13 +312,12 @@ conn_writeable(struct conn *c)
 			return;
 		}
 		c->out_off += (size_t)n;
+		progress = 1;
 	}
 	free(c->out);
 	c->out = NULL;
 	if (c->close_after) {
-		/* Let the peer read the reply before the close. */
-		shutdown(c->fd, SHUT_WR);
-		conn_close(c);
+		conn_linger(c);
 		return;
 	}
 	free(c->body);
@@ -439,9 +514,7 @@ conn_body(struct conn *c)
 int
 conn_start_body(struct conn *c, size_t len)
 {
-	size_t	have = 0, left;
-	ssize_t	n;
-	char	sink[4096];
+	size_t	have = 0;
 
 	if ((c->body = malloc(len + 1)) == NULL)
 		return (-1);
@@ -450,17 +523,8 @@ conn_start_body(struct conn *c, size_t len)
 	if (have > len)
 		have = len;
 	memcpy(c->body, c->buf + c->head_len, have);
-	left = c->head_len + have;
-	while (left > 0) {
-		n = recv(c->fd, sink, left < sizeof(sink) ? left :
-		    sizeof(sink), MSG_DONTWAIT);
-		if (n <= 0) {
-			if (n == -1 && errno == EINTR)
-				continue;
-			return (-1);
-		}
-		left -= (size_t)n;
-	}
+	if (conn_consume(c, c->head_len + have) == -1)
+		return (-1);
 	c->body_len = have;
 	c->body_want = len;
 	c->body[len] = '\0';
@@ -486,6 +550,9 @@ conn_readable(struct conn *c)
 		break;
 	case CONN_BODY:
 		conn_body(c);
+		break;
+	case CONN_LINGER:
+		conn_drain(c);
 		break;
 	default:
 		/* A pipelined request waits; a closed peer is noticed. */

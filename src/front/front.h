@@ -41,6 +41,7 @@ struct front_config {
 	int		 max_sessions;
 	int		 head_timeout;	/* seconds for a request head */
 	int		 idle_timeout;	/* seconds between requests */
+	int		 write_timeout;	/* seconds a reply may go unread */
 	int		 max_clients;	/* per session */
 	size_t		 max_message;	/* WebSocket message bytes */
 	int		 ping;		/* WebSocket ping interval, seconds */
@@ -48,6 +49,8 @@ struct front_config {
 	char		 socket_group[64];
 	char		 origins[FRONT_LISTEN_MAX][256];
 	int		 norigins;
+	char		 hosts[FRONT_LISTEN_MAX][256];	/* --allow-host */
+	int		 nhosts;
 };
 
 struct front {
@@ -90,6 +93,7 @@ enum conn_state {
 	CONN_BODY,		/* reading Content-Length bytes */
 	CONN_WAIT,		/* waiting for a worker's reply */
 	CONN_WRITE,		/* sending the reply */
+	CONN_LINGER,		/* reply sent, dropping input until the close */
 };
 
 struct session;
@@ -153,6 +157,7 @@ int	listener_open(const char *spec, struct listener **);
 int	listener_open_unix(const char *path, struct listener **);
 void	listener_accept(struct listener *);
 int	listener_is_loopback(const char *spec);
+int	listener_host_is_loopback(const char *host);
 struct listener *listener_adopt_fd(int fd);
 void	listener_free_all(void);
 
@@ -227,5 +232,10 @@ void	exec_conn_closed(struct exec_call *);
 /* auth.c */
 int	auth_init(void);
 int	auth_check(const struct httphead *);
+int	auth_tokenless(const struct listener *);
+int	auth_host_allowed(const struct listener *, const struct httphead *);
+int	auth_origin_allowed(const struct listener *, const struct httphead *);
+int	auth_body_type_allowed(const struct listener *,
+	    const struct httphead *);
 
 #endif

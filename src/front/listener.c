@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "front.h"
@@ -51,22 +52,30 @@ listener_split(const char *spec, char *host, size_t hostlen, char *port,
 	return (0);
 }
 
+/* A host (no port, no brackets) that is a loopback name or address. */
 int
-listener_is_loopback(const char *spec)
+listener_host_is_loopback(const char *host)
 {
-	char		 host[256], port[32];
 	struct in_addr	 a4;
 	struct in6_addr	 a6;
 
-	if (listener_split(spec, host, sizeof(host), port, sizeof(port)) == -1)
-		return (0);
-	if (strcmp(host, "localhost") == 0)
+	if (strcasecmp(host, "localhost") == 0)
 		return (1);
 	if (inet_pton(AF_INET, host, &a4) == 1)
 		return ((ntohl(a4.s_addr) >> 24) == 127);
 	if (inet_pton(AF_INET6, host, &a6) == 1)
 		return (IN6_IS_ADDR_LOOPBACK(&a6));
 	return (0);
+}
+
+int
+listener_is_loopback(const char *spec)
+{
+	char	host[256], port[32];
+
+	if (listener_split(spec, host, sizeof(host), port, sizeof(port)) == -1)
+		return (0);
+	return (listener_host_is_loopback(host));
 }
 
 static LIST_HEAD(, listener) listeners = LIST_HEAD_INITIALIZER(listeners);

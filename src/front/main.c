@@ -47,11 +47,13 @@ usage(int status)
 "              [--token-file FILE] [--no-auth] [--max-sessions N]\n"
 "              [--max-buffer-size BYTES] [--max-body-size BYTES]\n"
 "              [--max-head-size BYTES] [--head-timeout SECONDS]\n"
-"              [--idle-timeout SECONDS] [--max-output-bytes BYTES]\n"
+"              [--idle-timeout SECONDS] [--write-timeout SECONDS]\n"
+"              [--max-output-bytes BYTES]\n"
 "              [--default-output-bytes BYTES] [--max-clients N]\n"
 "              [--max-message-size BYTES] [--ping-interval SECONDS]\n"
 "              [--exited-ttl SECONDS] [--socket-group GROUP]\n"
-"              [--allow-origin ORIGIN]... [-v] [--help] [--version]\n");
+"              [--allow-origin ORIGIN]... [--allow-host NAME]...\n"
+"              [-v] [--help] [--version]\n");
 	exit(status);
 }
 
@@ -77,7 +79,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	enum { O_LISTEN = 256, O_RUNDIR, O_TOKEN, O_NOAUTH, O_FG, O_HELP,
 	    O_VERSION, O_MAXSESS, O_MAXBUF, O_MAXBODY, O_MAXHEAD, O_HEADTO,
 	    O_IDLETO, O_MAXOUT, O_DEFOUT, O_MAXCLI, O_MAXMSG, O_PING, O_TTL,
-	    O_SOCKGRP, O_ORIGIN };
+	    O_SOCKGRP, O_ORIGIN, O_HOST, O_WRITETO };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "runtime-dir", required_argument, NULL, O_RUNDIR },
@@ -100,6 +102,8 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		{ "exited-ttl", required_argument, NULL, O_TTL },
 		{ "socket-group", required_argument, NULL, O_SOCKGRP },
 		{ "allow-origin", required_argument, NULL, O_ORIGIN },
+		{ "allow-host", required_argument, NULL, O_HOST },
+		{ "write-timeout", required_argument, NULL, O_WRITETO },
 		{ NULL, 0, NULL, 0 }
 	};
 	int	ch;
@@ -116,6 +120,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	conf->max_output = 64 * 1024 * 1024;
 	conf->head_timeout = 10;
 	conf->idle_timeout = 120;
+	conf->write_timeout = 60;
 	while ((ch = getopt_long(argc, argv, "fhvV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_LISTEN:
@@ -172,6 +177,10 @@ parse_options(int argc, char **argv, struct front_config *conf)
 			conf->idle_timeout = (int)parse_number(
 			    "--idle-timeout", optarg, 1, 86400);
 			break;
+		case O_WRITETO:
+			conf->write_timeout = (int)parse_number(
+			    "--write-timeout", optarg, 1, 86400);
+			break;
 		case O_MAXOUT:
 			conf->max_output = (size_t)parse_number(
 			    "--max-output-bytes", optarg, 1, 1LL << 34);
@@ -213,6 +222,17 @@ parse_options(int argc, char **argv, struct front_config *conf)
 			}
 			strlcpy(conf->origins[conf->norigins++], optarg,
 			    sizeof(conf->origins[0]));
+			break;
+		case O_HOST:
+			if (conf->nhosts == FRONT_LISTEN_MAX ||
+			    optarg[0] == '\0' || strlen(optarg) >= sizeof(conf->hosts[0])) {
+				fprintf(stderr, "lodged: --allow-host takes a "
+				    "name (no port), at most %d times\n",
+				    FRONT_LISTEN_MAX);
+				exit(2);
+			}
+			strlcpy(conf->hosts[conf->nhosts++], optarg,
+			    sizeof(conf->hosts[0]));
 			break;
 		case 'h':
 		case O_HELP:

@@ -430,10 +430,10 @@ class TestAllowOrigin(lt.DaemonPerClass):
         st, body = await lt.ws_refused(
             d, attach, headers={"Origin": "https://evil.example.com"})
         self.assertEqual(st, 401, body)
-        # REST calls are not affected
+        # REST calls are checked too
         r = d.request("GET", "/v1/sessions",
                       headers={"Origin": "https://evil.example.com"})
-        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.status, 403, r)
         # listed origins (any case) and no origin at all work
         for hdrs in ({"Origin": "https://console.example.com"},
                      {"Origin": "HTTPS://Console.Example.COM"},

@@ -33,6 +33,7 @@
 #define CONN_LINGER_MS		2000
 #define CONN_LINGER_MAX		(16 * 1024 * 1024)
 #define CONN_LINGER_READS	4
+#define CONN_ROOT_RESERVE	16
 
 static void	conn_arm_timeout(struct conn *, int seconds);
 
@@ -61,32 +62,87 @@ conn_reason(int status)
 	}
 }
 
+static int	conn_count;
+
+/*
+ * A connection over the limits is answered at once and closed: the reply
+ * is sent without waiting (it fits an empty socket buffer) and what the
+ * peer sent already is dropped, so that the close does not reset it.
+ */
+static void
+conn_refuse(int fd, const char *fmt, int limit)
+{
+	char	msg[256], body[384], buf[512], sink[4096];
+	int	n;
+
+	(void)snprintf(msg, sizeof(msg), fmt, limit);
+	(void)snprintf(body, sizeof(body), "{\"error\":{\"code\":"
+	    "\"unavailable\",\"message\":\"%s\"}}", msg);
+	n = snprintf(buf, sizeof(buf), "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Length: %zu\r\nContent-Type: application/json\r\n"
+	    "Connection: close\r\n\r\n%s", strlen(body), body);
+	(void)recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+	(void)send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)shutdown(fd, SHUT_WR);
+	(void)recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+}
+
+/*
+ * Admit a connection within --max-connections and, for one peer,
+ * --max-peer-connections.  Root on a Unix socket is not held to the
+ * peer's share and has CONN_ROOT_RESERVE slots past the limit, so that
+ * the operator gets in when everyone else has filled the front.
+ */
+static int
+conn_admit(int fd, struct listener *l, struct peer_key *k)
+{
+	int	root;
+
+	if (peer_key_of(fd, l->is_unix, k) == -1)
+		return (-1);
+	root = k->is_unix && k->uid == 0;
+	if (conn_count >= front->conf.max_conns +
+	    (root ? CONN_ROOT_RESERVE : 0)) {
+		conn_refuse(fd, "too many connections (--max-connections %d)",
+		    front->conf.max_conns);
+		return (-1);
+	}
+	if (!root && peer_count(k) >= front->conf.max_peer_conns) {
+		conn_refuse(fd, "too many connections from one peer "
+		    "(--max-peer-connections %d)", front->conf.max_peer_conns);
+		return (-1);
+	}
+	return (0);
+}
+
 struct conn *
 conn_new(int fd, struct listener *l)
 {
 	struct conn	*c;
-	struct ucred	 cred;
-	socklen_t	 len = sizeof(cred);
+	struct peer_key	 k;
 
+	if (conn_admit(fd, l, &k) == -1)
+		return (NULL);
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return (NULL);
 	c->ffd.kind = FFD_CONN;
 	c->ffd.ptr = c;
 	c->fd = fd;
 	c->l = l;
-	c->peer_uid = (uid_t)-1;
-	if (l->is_unix && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred,
-	    &len) == 0)
-		c->peer_uid = cred.uid;
-	if ((c->buf = malloc(front->conf.max_head + 1)) == NULL) {
-		free(c);
-		return (NULL);
-	}
-	if ((c->wsi = front_adopt(fd, &c->ffd)) == NULL) {
+	c->peer_uid = k.is_unix ? (uid_t)k.uid : (uid_t)-1;
+	if ((c->buf = malloc(front->conf.max_head + 1)) == NULL ||
+	    (c->peer = peer_hold(&k)) == NULL) {
 		free(c->buf);
 		free(c);
 		return (NULL);
 	}
+	if ((c->wsi = front_adopt(fd, &c->ffd)) == NULL) {
+		peer_release(c->peer);
+		free(c->buf);
+		free(c);
+		return (NULL);
+	}
+	conn_count++;
 	c->state = CONN_HEAD;
 	conn_arm_timeout(c, front->conf.head_timeout);
 	return (c);
@@ -108,6 +164,8 @@ conn_closed(struct conn *c)
 	if (c->exec != NULL)
 		exec_conn_closed(c->exec);
 	lws_sul_cancel(&c->sul);
+	peer_release(c->peer);
+	conn_count--;
 	free(c->buf);
 	free(c->body);
 	free(c->out);

@@ -51,6 +51,8 @@ struct front_config {
 	int		 norigins;
 	char		 hosts[FRONT_LISTEN_MAX][256];	/* --allow-host */
 	int		 nhosts;
+	int		 max_conns;	/* connections the front holds */
+	int		 max_peer_conns; /* ... of them for one peer */
 };
 
 struct front {
@@ -86,6 +88,8 @@ struct listener {
 	int			 is_unix;
 	struct lws		*wsi;
 	char			 name[256];
+	lws_sorted_usec_list_t	 sul;		/* resumes a paused accept */
+	int			 paused;
 };
 
 enum conn_state {
@@ -96,7 +100,15 @@ enum conn_state {
 	CONN_LINGER,		/* reply sent, dropping input until the close */
 };
 
+/* A peer: a TCP address, or a uid on a Unix socket.  No padding: memcmp. */
+struct peer_key {
+	unsigned char		 addr[16];	/* IPv4 in the first 4 */
+	uint32_t		 uid;		/* Unix sockets, else ~0 */
+	uint32_t		 is_unix;
+};
+
 struct session;
+struct peer;
 
 struct conn {
 	struct front_fd		 ffd;
@@ -104,6 +116,7 @@ struct conn {
 	int			 fd;
 	struct lws		*wsi;
 	struct listener		*l;
+	struct peer		*peer;
 	uid_t			 peer_uid;	/* Unix sockets */
 	enum conn_state		 state;
 	char			*buf;		/* head (peeked), then body */
@@ -160,6 +173,12 @@ int	listener_is_loopback(const char *spec);
 int	listener_host_is_loopback(const char *host);
 struct listener *listener_adopt_fd(int fd);
 void	listener_free_all(void);
+
+/* peer.c */
+int	peer_key_of(int fd, int is_unix, struct peer_key *);
+int	peer_count(const struct peer_key *);
+struct peer *peer_hold(const struct peer_key *);
+void	peer_release(struct peer *);
 
 /* notify.c */
 void	notify_ready(void);

@@ -1,5 +1,8 @@
 /*
  * listener.c: the front's listening sockets, TCP and Unix.
+ *
+ * Accepting never spins: when descriptors run out, a listener pauses and
+ * tries again a little later.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -21,6 +24,8 @@
 
 #include "front.h"
 #include "log.h"
+
+#define LISTENER_PAUSE_MS	250
 
 /* Split HOST:PORT ([v6]:PORT too) into its parts. */
 static int
@@ -231,6 +236,31 @@ listener_free_all(void)
 	}
 }
 
+static void
+listener_resume_cb(lws_sorted_usec_list_t *sul)
+{
+	struct listener	*l = lws_container_of(sul, struct listener, sul);
+
+	lws_rx_flow_control(l->wsi, 1);
+}
+
+/*
+ * Out of descriptors (ours or the system's): the pending connection stays
+ * in the backlog and would wake the loop at once, so stop listening for a
+ * moment instead.  Logged once until accepting works again.
+ */
+static void
+listener_pause(struct listener *l)
+{
+	if (!l->paused)
+		log_warn("accept on %s: pausing accepts for %d ms at a time "
+		    "until descriptors free", l->name, LISTENER_PAUSE_MS);
+	l->paused = 1;
+	lws_rx_flow_control(l->wsi, 0);
+	lws_sul_schedule(front->ctx, 0, &l->sul, listener_resume_cb,
+	    (lws_usec_t)LISTENER_PAUSE_MS * LWS_US_PER_MS);
+}
+
 void
 listener_accept(struct listener *l)
 {
@@ -240,10 +270,17 @@ listener_accept(struct listener *l)
 	for (i = 0; i < 64; i++) {
 		fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd == -1) {
-			if (errno != EAGAIN && errno != EINTR &&
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM)
+				listener_pause(l);
+			else if (errno != EAGAIN && errno != EINTR &&
 			    errno != ECONNABORTED)
 				log_warn("accept on %s", l->name);
 			return;
+		}
+		if (l->paused) {
+			log_info("accepting on %s again", l->name);
+			l->paused = 0;
 		}
 		if (!l->is_unix)
 			(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,

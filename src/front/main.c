@@ -5,6 +5,7 @@
  * worker/main.c), which the front starts before it serves anyone.
  */
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <err.h>
@@ -48,7 +49,8 @@ usage(int status)
 "              [--max-buffer-size BYTES] [--max-body-size BYTES]\n"
 "              [--max-head-size BYTES] [--head-timeout SECONDS]\n"
 "              [--idle-timeout SECONDS] [--write-timeout SECONDS]\n"
-"              [--max-output-bytes BYTES]\n"
+"              [--max-output-bytes BYTES] [--max-connections N]\n"
+"              [--max-peer-connections N]\n"
 "              [--default-output-bytes BYTES] [--max-clients N]\n"
 "              [--max-message-size BYTES] [--ping-interval SECONDS]\n"
 "              [--exited-ttl SECONDS] [--socket-group GROUP]\n"
@@ -79,7 +81,8 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	enum { O_LISTEN = 256, O_RUNDIR, O_TOKEN, O_NOAUTH, O_FG, O_HELP,
 	    O_VERSION, O_MAXSESS, O_MAXBUF, O_MAXBODY, O_MAXHEAD, O_HEADTO,
 	    O_IDLETO, O_MAXOUT, O_DEFOUT, O_MAXCLI, O_MAXMSG, O_PING, O_TTL,
-	    O_SOCKGRP, O_ORIGIN, O_HOST, O_WRITETO };
+	    O_SOCKGRP, O_ORIGIN, O_HOST, O_WRITETO, O_MAXCONN,
+	    O_MAXPEER };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "runtime-dir", required_argument, NULL, O_RUNDIR },
@@ -104,6 +107,9 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		{ "allow-origin", required_argument, NULL, O_ORIGIN },
 		{ "allow-host", required_argument, NULL, O_HOST },
 		{ "write-timeout", required_argument, NULL, O_WRITETO },
+		{ "max-connections", required_argument, NULL, O_MAXCONN },
+		{ "max-peer-connections", required_argument, NULL,
+		    O_MAXPEER },
 		{ NULL, 0, NULL, 0 }
 	};
 	int	ch;
@@ -176,6 +182,14 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		case O_IDLETO:
 			conf->idle_timeout = (int)parse_number(
 			    "--idle-timeout", optarg, 1, 86400);
+			break;
+		case O_MAXCONN:
+			conf->max_conns = (int)parse_number(
+			    "--max-connections", optarg, 1, 1000000);
+			break;
+		case O_MAXPEER:
+			conf->max_peer_conns = (int)parse_number(
+			    "--max-peer-connections", optarg, 1, 1000000);
 			break;
 		case O_WRITETO:
 			conf->write_timeout = (int)parse_number(
@@ -355,6 +369,26 @@ front_pack_limits(msgpack_packer *pk)
 	mpack_kv_int(pk, "exitedTtl", front->conf.exited_ttl);
 }
 
+/*
+ * Connections held by the front: by default 1024, or half the descriptors
+ * it may open when that is fewer; a peer's share a quarter of that.
+ */
+static void
+front_conn_limits(struct front_config *conf)
+{
+	struct rlimit	rl;
+	int		half = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 2 < (rlim_t)half)
+		half = (int)(rl.rlim_cur / 2);
+	if (conf->max_conns == 0)
+		conf->max_conns = half > 16 ? half : 16;
+	if (conf->max_peer_conns == 0)
+		conf->max_peer_conns = conf->max_conns / 4 > 1 ?
+		    conf->max_conns / 4 : 1;
+}
+
 void
 front_quit(void)
 {
@@ -445,6 +479,7 @@ main(int argc, char **argv)
 	info.uid = (uid_t)-1;
 	/* A direct lookup table (see child_fd_limit) sized for the sessions. */
 	child_fd_limit((rlim_t)front->conf.max_sessions * 2 + 4096);
+	front_conn_limits(&front->conf);
 	info.vhost_name = "default";
 	/*
 	 * An epoll loop (libuv's, lws's event lib): lws's own poll() walks

@@ -22,6 +22,10 @@ run() {
 }
 echo "== build and test"
 run check
+echo "== lodged under a real systemd (systemd-nspawn)"
+LODGED=$top/build/check/lodged /usr/bin/python3 \
+    tests/integration/test_systemd_boot.py >build/systemd-boot.log 2>&1 || status=1
+tail -n 4 build/systemd-boot.log
 echo "== valgrind memcheck over integration scenarios"
 sh contrib/valgrind.sh build/check || status=1
 echo "== build and test with ASan + UBSan"

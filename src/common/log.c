@@ -1,6 +1,11 @@
 /*
  * log.c: the process's one log sink, stderr or syslog.
+ *
+ * When stderr is systemd's journal stream, each line carries its priority
+ * as a "<N>" prefix and no name or pid, which the journal records itself.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +20,23 @@
 
 static int	 log_foreground = 1;
 static int	 log_level;
+static int	 log_journal;
 static char	 log_ident[64] = "lodged";
+
+/* $JOURNAL_STREAM names the journal's socket as DEVICE:INODE. */
+static int
+log_to_journal(void)
+{
+	const char		*js = getenv("JOURNAL_STREAM");
+	unsigned long long	 dev, ino;
+	struct stat		 st;
+
+	if (js == NULL || sscanf(js, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(STDERR_FILENO, &st) == -1)
+		return (0);
+	return ((unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino);
+}
 
 void
 log_init(const char *ident, int foreground, int verbose)
@@ -23,6 +44,7 @@ log_init(const char *ident, int foreground, int verbose)
 	log_foreground = foreground;
 	log_level = verbose;
 	log_setident(ident);
+	log_journal = log_to_journal();
 	if (!foreground)
 		openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
@@ -50,7 +72,11 @@ log_vwrite(int pri, const char *fmt, va_list ap, int with_errno)
 		strlcat(msg, ": ", sizeof(msg));
 		strlcat(msg, strerror(saved), sizeof(msg));
 	}
-	if (log_foreground)
+	if (log_foreground && log_journal && strcmp(log_ident, "lodged") == 0)
+		fprintf(stderr, "<%d>%s\n", pri, msg);
+	else if (log_foreground && log_journal)
+		fprintf(stderr, "<%d>%s: %s\n", pri, log_ident, msg);
+	else if (log_foreground)
 		fprintf(stderr, "%s[%d]: %s\n", log_ident, (int)getpid(), msg);
 	else
 		syslog(pri, "%s", msg);

@@ -224,6 +224,9 @@ void	registry_closed(struct session *);
 void	registry_discover(void);
 int64_t	registry_next_id(void);
 
+/* scope.c */
+int	scope_adopt(pid_t);
+
 /* spawner.c: the only code in the front that forks or execs */
 int	spawner_start(void);
 int	spawner_send(msgpack_sbuffer *, int fd);

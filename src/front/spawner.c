@@ -5,6 +5,8 @@
  * (lodged-worker --template, control channel on fd 3) and sends it spawn requests,
  * each with one end of a fresh socket pair that becomes the new worker's
  * control connection.  A template that died is started again on demand.
+ * Under systemd the template waits at a gate until it has been moved out of
+ * the service's cgroup (scope.c), so nothing it forks is born there.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -35,11 +37,18 @@ int
 spawner_start(void)
 {
 	char	*argv[5];
-	int	 sp[2], argc = 0;
+	int	 sp[2], gate[2], argc = 0;
+	char	 c;
 	pid_t	 pid;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1) {
 		log_warn("socketpair");
+		return (-1);
+	}
+	if (pipe2(gate, O_CLOEXEC) == -1) {
+		log_warn("pipe2");
+		close(sp[0]);
+		close(sp[1]);
 		return (-1);
 	}
 	/* argv[0] "lodged": process titles read "lodged: template". */
@@ -54,8 +63,14 @@ spawner_start(void)
 		log_warn("fork");
 		close(sp[0]);
 		close(sp[1]);
+		close(gate[0]);
+		close(gate[1]);
 		return (-1);
 	case 0:
+		/* Wait until the parent has placed us (EOF opens the gate). */
+		close(gate[1]);
+		while (read(gate[0], &c, 1) == -1 && errno == EINTR)
+			;
 		/* Only 0-2 and the control channel on 3 cross the exec. */
 		if (dup2(sp[1], 3) == -1)
 			_exit(1);
@@ -65,6 +80,9 @@ spawner_start(void)
 		execv(front->worker, argv);
 		_exit(127);
 	}
+	close(gate[0]);
+	(void)scope_adopt(pid);
+	close(gate[1]);
 	close(sp[1]);
 	ctl_init(&spawner.ctl, sp[0]);
 	fcntl(sp[0], F_SETFL, O_NONBLOCK);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "httphead.h"
+#include "spawnreq.h"	/* SPAWNREQ_SIZE_MAX, the attach's cols and rows */
 
 #define HTTPHEAD_METHOD_MAX	15
 #define HTTPHEAD_CL_MAX		((int64_t)1 << 62)
@@ -499,7 +500,7 @@ httphead_meaning(const char *buf, const struct httphead_scan *sc,
 	const char		*name, *value, *msg;
 	size_t			 i, nlen, vlen, plen;
 	int64_t			 cl;
-	int			 host = 0, te = 0;
+	int			 host = 0, te = 0, auth = 0;
 
 	memset(&t, 0, sizeof(t));
 	h->minor = buf[sc->version.off + 7] - '0';
@@ -532,6 +533,12 @@ httphead_meaning(const char *buf, const struct httphead_scan *sc,
 				return (httphead_fail(HTTPHEAD_BAD,
 				    "duplicate Host header", why));
 			host = 1;
+		} else if (httphead_span_is(name, nlen, "authorization")) {
+			/* Two tokens: which one would a proxy have checked? */
+			if (auth)
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "duplicate Authorization header", why));
+			auth = 1;
 		}
 	}
 
@@ -752,6 +759,117 @@ httphead_query(const char *query, const char *key, char *out, size_t outlen)
 			break;
 	}
 	return (-1);
+}
+
+void
+httphead_attach_init(struct httphead_attach *q)
+{
+	memset(q, 0, sizeof(*q));
+}
+
+/* A decimal number of digits only, at most max; -1 if not. */
+static int
+httphead_decimal(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t	v = 0;
+	size_t		i;
+
+	if (s == NULL || s[0] == '\0')
+		return (-1);
+	for (i = 0; s[i] != '\0'; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return (-1);
+		if (v > (max - (uint64_t)(s[i] - '0')) / 10)
+			return (-1);
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return (0);
+}
+
+int
+httphead_attach_param(struct httphead_attach *q, const char *key,
+    const char *value, const char **why)
+{
+	static const char *const names[] = { "since", "cols", "rows",
+	    "readOnly" };
+	uint64_t	 v;
+	unsigned	 i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(key, names[i]) == 0)
+			break;
+	if (i == sizeof(names) / sizeof(names[0]))
+		return (0);
+	if (q->seen & (1u << i)) {
+		*why = i == 0 ? "'since' is given twice" : i == 1 ?
+		    "'cols' is given twice" : i == 2 ? "'rows' is given twice" :
+		    "'readOnly' is given twice";
+		return (-1);
+	}
+	q->seen |= 1u << i;
+	switch (i) {
+	case 0:
+		if (httphead_decimal(value, HTTPHEAD_SINCE_MAX, &v) == -1) {
+			*why = "'since' must be an offset: a decimal integer "
+			    "from 0 to 9223372036854775807";
+			return (-1);
+		}
+		q->since_set = 1;
+		q->since = v;
+		return (0);
+	case 1:
+	case 2:
+		if (httphead_decimal(value, SPAWNREQ_SIZE_MAX, &v) == -1 ||
+		    v == 0) {
+			*why = i == 1 ? "'cols' must be an integer from 1 to "
+			    "10000" : "'rows' must be an integer from 1 to "
+			    "10000";
+			return (-1);
+		}
+		if (i == 1)
+			q->cols = (int)v;
+		else
+			q->rows = (int)v;
+		return (0);
+	default:
+		q->readonly = value == NULL || (strcmp(value, "0") != 0 &&
+		    strcmp(value, "false") != 0);
+		return (0);
+	}
+}
+
+int
+httphead_attach_query(const char *query, struct httphead_attach *q,
+    const char **why)
+{
+	const char	*p, *amp, *eq;
+	char		 key[16], value[64];
+	size_t		 elen, klen;
+
+	httphead_attach_init(q);
+	for (p = query; p != NULL && *p != '\0'; p = amp + 1) {
+		if ((amp = strchr(p, '&')) == NULL)
+			amp = p + strlen(p);
+		elen = (size_t)(amp - p);
+		eq = memchr(p, '=', elen);
+		klen = eq != NULL ? (size_t)(eq - p) : elen;
+		/* A key too long or badly escaped is none of ours. */
+		if (elen > 0 && httphead_decode(p, klen, key, sizeof(key),
+		    1) >= 0) {
+			if (eq != NULL && httphead_decode(eq + 1,
+			    (size_t)(amp - eq - 1), value, sizeof(value),
+			    1) < 0)
+				/* Malformed or too long: no valid value. */
+				memcpy(value, "-", 2);
+			if (httphead_attach_param(q, key, eq != NULL ? value :
+			    NULL, why) == -1)
+				return (-1);
+		}
+		if (*amp == '\0')
+			break;
+	}
+	return (0);
 }
 
 /* Copy the {ref} segment, or "" when it does not fit. */

@@ -57,6 +57,7 @@ enum httphead_result {
  * (or BAD_VERSION once the request line is complete) without waiting for the
  * rest.  Transfer-Encoding must be exactly one "chunked" (and is refused in
  * HTTP/1.0 and alongside Content-Length); Upgrade is ignored in HTTP/1.0.
+ * Host and Authorization may each appear once.
  * The path is percent-decoded and must hold no NUL, dot or empty segment.
  */
 enum httphead_result httphead_parse(char *buf, size_t len, size_t limit,
@@ -83,6 +84,34 @@ int		 httphead_query(const char *query, const char *key, char *out,
  */
 int		 httphead_unescape(const char *src, size_t srclen, char *dst,
 		    size_t dstlen);
+
+/*
+ * The query of an attach or a log call, the same at the front and at a
+ * worker: since (an offset), cols and rows (an attach's PTY size) and
+ * readOnly.  Other parameters are ignored; each of these may be given once.
+ */
+struct httphead_attach {
+	int		 since_set;
+	uint64_t	 since;		/* at most HTTPHEAD_SINCE_MAX */
+	int		 cols;		/* 0 when not given */
+	int		 rows;
+	int		 readonly;
+	unsigned	 seen;
+};
+
+#define HTTPHEAD_SINCE_MAX	INT64_MAX
+
+/* Start q empty. */
+void		 httphead_attach_init(struct httphead_attach *q);
+/*
+ * Take one decoded parameter (key and value NUL-terminated; value NULL for
+ * a bare key).  0, or -1 with *why naming the parameter and its rule.
+ */
+int		 httphead_attach_param(struct httphead_attach *q,
+		    const char *key, const char *value, const char **why);
+/* Every parameter of a raw query string, decoded, through the above. */
+int		 httphead_attach_query(const char *query,
+		    struct httphead_attach *q, const char **why);
 
 enum httphead_route {
 	ROUTE_NONE = 0,		/* no such path: 404 */

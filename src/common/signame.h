@@ -6,11 +6,17 @@
 
 #include <msgpack.h>
 
-/* The name of signo without "SIG", or NULL for an unknown one. */
+/*
+ * The name of signo without "SIG" ("INT", "RTMIN+3"), or NULL for one
+ * without a name (glibc's reserved 32 and 33).
+ */
 const char	*signame_name(int signo);
-/* A signal by name ("INT", "SIGINT", any case) or number; -1 if invalid. */
+/*
+ * A signal by name ("INT", "SIGINT", "RTMIN+3", "RTMAX-2", any case) or
+ * decimal number 1 to 64; -1 if invalid.
+ */
 int		 signame_parse(const char *, size_t);
-/* The same for a msgpack str or integer; -1 if invalid. */
+/* The same for a msgpack str, integer or integral float; -1 if invalid. */
 int		 signame_from_object(const msgpack_object *);
 
 #endif

@@ -5,8 +5,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fields.h"
 #include "mpack.h"
 #include "spawnreq.h"
+
+/* The fields of each kind of run request (lodge-protocol.7, RUN REQUESTS). */
+#define SPAWNREQ_COMMON_FIELDS \
+	{ "command", FIELD_STR, NULL }, \
+	{ "args", FIELD_ARRAY, NULL }, \
+	{ "workDir", FIELD_STR, NULL }, \
+	{ "env", FIELD_MAP, NULL }, \
+	{ "user", FIELD_STR, NULL }, \
+	{ "cols", FIELD_INT, NULL }, \
+	{ "rows", FIELD_INT, NULL }
+
+static const struct field spawnreq_session_fields[] = {
+	SPAWNREQ_COMMON_FIELDS,
+	{ "name", FIELD_STR, NULL },
+	{ "pty", FIELD_BOOL, NULL },
+	{ "bufferSize", FIELD_INT, NULL },
+};
+
+static const struct field spawnreq_exec_fields[] = {
+	SPAWNREQ_COMMON_FIELDS,
+	{ "pty", FIELD_BOOL, NULL },
+	{ "timeoutSeconds", FIELD_NUM, NULL },
+	{ "stdin", FIELD_STR, NULL },
+	{ "encoding", FIELD_STR, NULL },
+	{ "maxOutputBytes", FIELD_INT, NULL },
+};
+
+static const struct field spawnreq_stream_fields[] = {
+	{ "type", FIELD_STR, NULL },
+	SPAWNREQ_COMMON_FIELDS,
+	{ "tty", FIELD_BOOL, NULL },
+	{ "timeoutSeconds", FIELD_NUM, NULL },
+	{ "stdin", FIELD_REFUSED, "does not apply to an exec stream: send "
+	    "stdin messages" },
+	{ "encoding", FIELD_REFUSED, "does not apply to an exec stream: "
+	    "output is bin" },
+	{ "maxOutputBytes", FIELD_REFUSED, "does not apply to an exec "
+	    "stream: output is not kept" },
+};
+
+#define SPAWNREQ_NFIELDS(t)	(sizeof(t) / sizeof((t)[0]))
+
+/* Every key of o is a field of its kind, of the right type. */
+static int
+spawnreq_check_fields(const msgpack_object *o, enum spawnreq_kind kind,
+    char *why, size_t whylen)
+{
+	switch (kind) {
+	case SPAWN_SESSION:
+		return (fields_check(o, spawnreq_session_fields,
+		    SPAWNREQ_NFIELDS(spawnreq_session_fields), why, whylen));
+	case SPAWN_EXEC:
+		return (fields_check(o, spawnreq_exec_fields,
+		    SPAWNREQ_NFIELDS(spawnreq_exec_fields), why, whylen));
+	default:
+		return (fields_check(o, spawnreq_stream_fields,
+		    SPAWNREQ_NFIELDS(spawnreq_stream_fields), why, whylen));
+	}
+}
 
 int
 spawnreq_name_valid(const char *s, size_t len)
@@ -223,10 +283,8 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 	int64_t			 n;
 	int			 rc;
 
-	if (o->type != MSGPACK_OBJECT_MAP) {
-		snprintf(why, whylen, "the request must be an object");
+	if (spawnreq_check_fields(o, r->kind, why, whylen) == -1)
 		return (-1);
-	}
 	if (spawnreq_string(o, "command", &r->command, why, whylen) == -1)
 		return (-1);
 	if ((v = mpack_get(o, "args")) != NULL &&

@@ -78,3 +78,33 @@ utf8_sanitize(const unsigned char *buf, size_t len, size_t *outlen)
 	*outlen = (size_t)(o - out);
 	return (out);
 }
+
+size_t
+utf8_copy(char *dst, size_t dstlen, const char *src, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)src;
+	size_t			 i = 0, o = 0, n, sub;
+
+	if (dstlen == 0)
+		return (0);
+	while (i < len) {
+		if (p[i] != '\0' &&
+		    (n = utf8_valid_len(p + i, len - i, &sub)) > 0) {
+			if (o + n >= dstlen)
+				break;
+			memcpy(dst + o, p + i, n);
+			o += n;
+			i += n;
+			continue;
+		}
+		if (p[i] == '\0')
+			sub = 1;
+		if (o + 3 >= dstlen)
+			break;
+		memcpy(dst + o, "\xef\xbf\xbd", 3);
+		o += 3;
+		i += sub;
+	}
+	dst[o] = '\0';
+	return (o);
+}

@@ -1,5 +1,5 @@
 /*
- * utf8.h: making output bytes valid UTF-8 for JSON.
+ * utf8.h: making bytes valid UTF-8 for JSON and msgpack strings.
  */
 #ifndef UTF8_H
 #define UTF8_H
@@ -12,5 +12,13 @@
  * browsers do); *outlen gets its length.  NULL on ENOMEM.
  */
 char	*utf8_sanitize(const unsigned char *buf, size_t len, size_t *outlen);
+
+/*
+ * The same into a caller's buffer, for messages that quote a client's
+ * bytes: each ill-formed sequence and each NUL becomes U+FFFD, the copy is
+ * cut at a character boundary to fit and always NUL-terminated (dstlen > 0).
+ * Returns the length written.  Every error message goes through it.
+ */
+size_t	 utf8_copy(char *dst, size_t dstlen, const char *src, size_t len);
 
 #endif

@@ -4,20 +4,44 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fields.h"
 #include "mpack.h"
 #include "signame.h"
 #include "spawnreq.h"
+#include "utf8.h"
 #include "wsmsg.h"
 
+/* The fields of each client message; a start's are spawnreq's. */
+static const struct field wsmsg_stdin_fields[] = {
+	{ "type", FIELD_STR, NULL },
+	{ "data", FIELD_DATA, NULL },
+};
+static const struct field wsmsg_eof_fields[] = {
+	{ "type", FIELD_STR, NULL },
+};
+static const struct field wsmsg_resize_fields[] = {
+	{ "type", FIELD_STR, NULL },
+	{ "cols", FIELD_INT, NULL },
+	{ "rows", FIELD_INT, NULL },
+};
+static const struct field wsmsg_signal_fields[] = {
+	{ "type", FIELD_STR, NULL },
+	{ "signal", FIELD_SIGNAL, NULL },
+};
+
+#define WSMSG_FIELDS(t)	(t), (sizeof(t) / sizeof((t)[0]))
+
 static const struct {
-	const char	*name;
-	enum wsmsg_type	 type;
+	const char		*name;
+	enum wsmsg_type		 type;
+	const struct field	*fields;	/* NULL: checked elsewhere */
+	size_t			 nfields;
 } wsmsg_types[] = {
-	{ "start", WSMSG_START },
-	{ "stdin", WSMSG_STDIN },
-	{ "eof", WSMSG_EOF },
-	{ "resize", WSMSG_RESIZE },
-	{ "signal", WSMSG_SIGNAL },
+	{ "start", WSMSG_START, NULL, 0 },
+	{ "stdin", WSMSG_STDIN, WSMSG_FIELDS(wsmsg_stdin_fields) },
+	{ "eof", WSMSG_EOF, WSMSG_FIELDS(wsmsg_eof_fields) },
+	{ "resize", WSMSG_RESIZE, WSMSG_FIELDS(wsmsg_resize_fields) },
+	{ "signal", WSMSG_SIGNAL, WSMSG_FIELDS(wsmsg_signal_fields) },
 };
 
 static int
@@ -25,7 +49,8 @@ wsmsg_fields(struct wsmsg *m, char *why, size_t whylen)
 {
 	const msgpack_object	*o = &m->up.data, *type, *v;
 	int64_t			 cols, rows;
-	size_t			 i;
+	size_t			 i, n;
+	char			 name[32 * 3 + 1];
 
 	if (o->type != MSGPACK_OBJECT_MAP ||
 	    (type = mpack_get(o, "type")) == NULL ||
@@ -37,12 +62,16 @@ wsmsg_fields(struct wsmsg *m, char *why, size_t whylen)
 		if (mpack_streq(type, wsmsg_types[i].name))
 			break;
 	if (i == sizeof(wsmsg_types) / sizeof(wsmsg_types[0])) {
-		snprintf(why, whylen, "unknown message type '%.*s'",
-		    type->via.str.size > 32 ? 32 : (int)type->via.str.size,
-		    type->via.str.size > 0 ? type->via.str.ptr : "");
+		n = type->via.str.size > 32 ? 32 : type->via.str.size;
+		utf8_copy(name, sizeof(name), n > 0 ? type->via.str.ptr : "",
+		    n);
+		snprintf(why, whylen, "unknown message type '%s'", name);
 		return (-1);
 	}
 	m->type = wsmsg_types[i].type;
+	if (wsmsg_types[i].fields != NULL && fields_check(o,
+	    wsmsg_types[i].fields, wsmsg_types[i].nfields, why, whylen) == -1)
+		return (-1);
 	switch (m->type) {
 	case WSMSG_STDIN:
 		/* bin as the protocol says; str accepted from lax clients. */
@@ -107,12 +136,15 @@ void
 wsmsg_pack_error(msgpack_sbuffer *sb, const char *code, const char *message)
 {
 	msgpack_packer	pk;
+	char		buf[1024];
 
+	/* A message may quote a client's bytes: a str must be UTF-8. */
+	utf8_copy(buf, sizeof(buf), message, strlen(message));
 	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
 	msgpack_pack_map(&pk, 3);
 	mpack_kv_str(&pk, "type", "error");
 	mpack_kv_str(&pk, "code", code);
-	mpack_kv_str(&pk, "message", message);
+	mpack_kv_str(&pk, "message", buf);
 }
 
 void

@@ -13,6 +13,12 @@
 
 #include <msgpack.h>
 
+/*
+ * The protocol's version (lodge-protocol.7): GET /v1/health says it.  It
+ * changes only when a change would break a client written for the last.
+ */
+#define WSMSG_PROTOCOL_VERSION	1
+
 enum wsmsg_type {
 	WSMSG_START,
 	WSMSG_STDIN,

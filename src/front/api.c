@@ -19,12 +19,29 @@
 
 #include <libwebsockets.h>
 
+#include "fields.h"
 #include "front.h"
 #include "jsonmp.h"
 #include "log.h"
 #include "mpack.h"
 #include "signame.h"
 #include "spawnreq.h"
+#include "wsmsg.h"
+
+/* The fields of the small bodies (lodge-protocol.7, REST CALLS). */
+static const struct field api_signal_fields[] = {
+	{ "signal", FIELD_SIGNAL, NULL },
+};
+static const struct field api_input_fields[] = {
+	{ "data", FIELD_STR, NULL },
+	{ "dataBase64", FIELD_STR, NULL },
+};
+static const struct field api_resize_fields[] = {
+	{ "cols", FIELD_INT, NULL },
+	{ "rows", FIELD_INT, NULL },
+};
+
+#define API_FIELDS(t)	(t), (sizeof(t) / sizeof((t)[0]))
 
 static int	api_peer_restricted(struct conn *);
 static int	api_peer_owns(struct conn *, struct session *);
@@ -60,10 +77,15 @@ api_session(struct conn *c)
 	return (s);
 }
 
-/* Parse the JSON body into msgpack, so one decoder checks every request. */
+/*
+ * Parse the JSON body into msgpack, so one decoder checks every request;
+ * with a table, check its fields too (run requests are spawnreq's).
+ */
 static int
-api_body_object(struct conn *c, msgpack_sbuffer *sb, msgpack_unpacked *up)
+api_body_object(struct conn *c, msgpack_sbuffer *sb, msgpack_unpacked *up,
+    const struct field *fields, size_t nfields)
 {
+	char		 why[512];
 	json_error_t	 err;
 	json_t		*j;
 	msgpack_packer	 pk;
@@ -96,14 +118,20 @@ api_body_object(struct conn *c, msgpack_sbuffer *sb, msgpack_unpacked *up)
 		    "too deeply");
 		return (-1);
 	}
+	if (fields != NULL && fields_check(&up->data, fields, nfields, why,
+	    sizeof(why)) == -1) {
+		conn_reply_error(c, 400, "bad_request", "%s", why);
+		return (-1);
+	}
 	return (0);
 }
 
 static void
 api_health(struct conn *c)
 {
-	conn_reply_json(c, 200, json_pack("{s:s,s:s,s:i}", "status", "ok",
-	    "version", PACKAGE_VERSION, "sessions", registry_count()));
+	conn_reply_json(c, 200, json_pack("{s:s,s:s,s:i,s:i}", "status", "ok",
+	    "version", PACKAGE_VERSION, "protocol", WSMSG_PROTOCOL_VERSION,
+	    "sessions", registry_count()));
 }
 
 /* registry_list's filter for a restricted peer: its own sessions. */
@@ -207,7 +235,7 @@ api_create(struct conn *c)
 
 	msgpack_sbuffer_init(&body);
 	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up) == -1)
+	if (api_body_object(c, &body, &up, NULL, 0) == -1)
 		goto out;
 	if (spawnreq_decode(&up.data, SPAWN_SESSION, front->conf.max_buffer,
 	    &req, why, sizeof(why)) == -1) {
@@ -290,7 +318,7 @@ api_exec(struct conn *c)
 
 	msgpack_sbuffer_init(&body);
 	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up) == -1)
+	if (api_body_object(c, &body, &up, NULL, 0) == -1)
 		goto out;
 	if (spawnreq_decode(&up.data, SPAWN_EXEC, 0, &req, why,
 	    sizeof(why)) == -1) {
@@ -347,7 +375,8 @@ api_signal(struct conn *c, struct session *s)
 
 	msgpack_sbuffer_init(&body);
 	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up) == -1)
+	if (api_body_object(c, &body, &up, API_FIELDS(api_signal_fields)) ==
+	    -1)
 		goto out;
 	if ((v = mpack_get(&up.data, "signal")) == NULL ||
 	    signame_from_object(v) == -1) {
@@ -399,7 +428,8 @@ api_input(struct conn *c, struct session *s)
 
 	msgpack_sbuffer_init(&body);
 	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up) == -1)
+	if (api_body_object(c, &body, &up, API_FIELDS(api_input_fields)) ==
+	    -1)
 		goto out;
 	has = mpack_get_str(&up.data, "data", &p, &len);
 	hasb64 = mpack_get_str(&up.data, "dataBase64", &b64, &b64len);
@@ -450,7 +480,8 @@ api_resize(struct conn *c, struct session *s)
 
 	msgpack_sbuffer_init(&body);
 	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up) == -1)
+	if (api_body_object(c, &body, &up, API_FIELDS(api_resize_fields)) ==
+	    -1)
 		goto out;
 	if (mpack_get_int(&up.data, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) !=
 	    1 || mpack_get_int(&up.data, "rows", 1, SPAWNREQ_SIZE_MAX,
@@ -534,11 +565,9 @@ api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o)
 static void
 api_handoff(struct conn *c)
 {
-	struct session	*s;
-	char		 v[64], *end;
-	const char	*names[] = { "since", "cols", "rows" };
-	size_t		 i;
-	int		 n;
+	struct session		*s;
+	struct httphead_attach	 q;
+	const char		*why;
 
 	if (c->route == ROUTE_EXEC_STREAM && c->h.upgrade) {
 		if (conn_handoff_stream(c, api_peer_restricted(c) ?
@@ -552,20 +581,10 @@ api_handoff(struct conn *c)
 		    "for /v1/sessions/{ref}/attach and /v1/exec/stream");
 		return;
 	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if ((n = httphead_query(c->h.query, names[i], v,
-		    sizeof(v))) == -1)
-			continue;
-		errno = 0;
-		if (n <= 0 || v[0] < '0' || v[0] > '9' ||
-		    strtoull(v, &end, 10) > (i == 0 ? UINT64_MAX / 2 :
-		    SPAWNREQ_SIZE_MAX) || *end != '\0' || errno != 0 ||
-		    (i > 0 && strtoull(v, NULL, 10) == 0)) {
-			conn_reply_error(c, 400, "bad_request", "'%s' must be "
-			    "%s", names[i], i == 0 ? "a non-negative integer" :
-			    "an integer from 1 to 10000");
-			return;
-		}
+	/* The worker parses the query again, with the same function. */
+	if (httphead_attach_query(c->h.query, &q, &why) == -1) {
+		conn_reply_error(c, 400, "bad_request", "%s", why);
+		return;
 	}
 	if (c->route == ROUTE_SESSION_ATTACH && !c->h.upgrade) {
 		conn_reply_error(c, 400, "bad_request", "attach is a WebSocket: "

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "rawio.h"
 #include "mpack.h"
+#include "utf8.h"
 
 #define CONN_PEEK_RETRY_MS	5
 /*
@@ -278,19 +279,16 @@ void
 conn_reply_error(struct conn *c, int status, const char *code,
     const char *fmt, ...)
 {
-	char	 msg[512];
+	char	 raw[512], msg[1024];
 	va_list	 ap;
 	json_t	*j;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* A message may quote a client's bytes: JSON strings are UTF-8. */
+	utf8_copy(msg, sizeof(msg), raw, strlen(raw));
 	j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
-	if (j == NULL) {
-		/* A message that is not UTF-8 (a client's bytes): say less. */
-		j = json_pack("{s:{s:s,s:s}}", "error", "code", code,
-		    "message", "invalid request");
-	}
 	if (j == NULL) {
 		conn_close(c);
 		return;

@@ -19,6 +19,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "httphead.h"
 #include "log.h"
 #include "mpack.h"
 #include "ring.h"
@@ -472,29 +473,21 @@ done:
 	return (0);
 }
 
-/*
- * A query argument: 1 and its decoded value in out ("" for a bare key),
- * 0 when absent.
- */
+/* The attach or log query, parsed as the front parses it. */
 static int
-client_arg(struct lws *wsi, const char *name, char *out, size_t outlen)
+client_query(struct lws *wsi, struct httphead_attach *q, const char **why)
 {
-	char		 buf[256];
-	size_t		 nl = strlen(name);
-	int		 i;
+	char	 buf[1024], *eq;
+	int	 i;
 
+	/* lws has split and percent-decoded the query already. */
+	httphead_attach_init(q);
 	for (i = 0; lws_hdr_copy_fragment(wsi, buf, sizeof(buf),
 	    WSI_TOKEN_HTTP_URI_ARGS, i) >= 0; i++) {
-		if (strncmp(buf, name, nl) != 0)
-			continue;
-		if (buf[nl] == '\0') {
-			out[0] = '\0';
-			return (1);
-		}
-		if (buf[nl] == '=') {
-			strlcpy(out, buf + nl + 1, outlen);
-			return (1);
-		}
+		if ((eq = strchr(buf, '=')) != NULL)
+			*eq++ = '\0';
+		if (httphead_attach_param(q, buf, eq, why) == -1)
+			return (-1);
 	}
 	return (0);
 }
@@ -503,9 +496,10 @@ client_arg(struct lws *wsi, const char *name, char *out, size_t outlen)
 static int
 client_filter(struct lws *wsi, struct http_req *hr)
 {
-	struct client	*cl;
-	char		 uri[1024], ref[128], v[64], *end;
-	unsigned long long n;
+	struct client		*cl;
+	struct httphead_attach	 q;
+	const char		*why;
+	char			 uri[1024], ref[128];
 
 	if (lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI) <= 0 ||
 	    client_path_ref(uri, "attach", ref, sizeof(ref)) == -1 ||
@@ -516,30 +510,19 @@ client_filter(struct lws *wsi, struct http_req *hr)
 	if ((cl = calloc(1, sizeof(*cl))) == NULL)
 		return (-1);
 	STAILQ_INIT(&cl->msgs);
-	if (client_arg(wsi, "readOnly", v, sizeof(v)))
-		cl->readonly = (strcmp(v, "0") != 0 &&
-		    strcmp(v, "false") != 0);
-	if (client_arg(wsi, "since", v, sizeof(v))) {
-		n = strtoull(v, &end, 10);
-		if (v[0] < '0' || v[0] > '9' || *end != '\0')
-			goto bad;
+	if (client_query(wsi, &q, &why) == -1)
+		goto bad;
+	cl->readonly = q.readonly;
+	if (q.since_set) {
 		cl->since_set = 1;
-		cl->since = n;
+		cl->since = q.since;
 	}
-	if (client_arg(wsi, "cols", v, sizeof(v))) {
-		n = strtoull(v, &end, 10);
-		if (v[0] < '0' || v[0] > '9' || *end != '\0' || n < 1 ||
-		    n > SPAWNREQ_SIZE_MAX)
-			goto bad;
-		cl->cols = (int)n;
+	if (q.cols > 0) {
+		cl->cols = q.cols;
 		cl->want_size |= 1;
 	}
-	if (client_arg(wsi, "rows", v, sizeof(v))) {
-		n = strtoull(v, &end, 10);
-		if (v[0] < '0' || v[0] > '9' || *end != '\0' || n < 1 ||
-		    n > SPAWNREQ_SIZE_MAX)
-			goto bad;
-		cl->rows = (int)n;
+	if (q.rows > 0) {
+		cl->rows = q.rows;
 		cl->want_size |= 2;
 	}
 	if (cl->want_size != 0 && cl->want_size != 3) {
@@ -610,10 +593,11 @@ client_http_error(struct lws *wsi, struct http_req *hr, int status,
 static int
 client_http(struct lws *wsi, struct http_req *hr, const char *path)
 {
-	char		 ref[128], v[64], *end;
-	uint64_t	 start = ring_start(worker->ring);
-	uint64_t	 stop = ring_end(worker->ring), since = start;
-	unsigned long long n;
+	struct httphead_attach	 q;
+	const char		*why;
+	char			 ref[128];
+	uint64_t		 start = ring_start(worker->ring);
+	uint64_t		 stop = ring_end(worker->ring), since = start;
 
 	if (client_path_ref(path, "log", ref, sizeof(ref)) == -1)
 		return (client_http_error(wsi, hr, 404, "not_found",
@@ -624,13 +608,10 @@ client_http(struct lws *wsi, struct http_req *hr, const char *path)
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0)
 		return (client_http_error(wsi, hr, 405, "method_not_allowed",
 		    "use GET"));
-	if (client_arg(wsi, "since", v, sizeof(v))) {
-		n = strtoull(v, &end, 10);
-		if (v[0] < '0' || v[0] > '9' || *end != '\0')
-			return (client_http_error(wsi, hr, 400, "bad_request",
-			    "since must be a non-negative integer"));
-		since = n;
-	}
+	if (client_query(wsi, &q, &why) == -1)
+		return (client_http_error(wsi, hr, 400, "bad_request", why));
+	if (q.since_set)
+		since = q.since;
 	if (since < start)
 		since = start;
 	if (since > stop)

@@ -23,6 +23,16 @@ void	fuzz_spawnreq(const msgpack_object *o, enum spawnreq_kind,
 	    size_t buffer_max);
 #endif
 
+/*
+ * spawnreq_check.c: whether the n bytes at s are well-formed UTF-8, read
+ * here without utf8.c (every reason a decoder gives must be).
+ */
+int	fuzz_utf8_valid(const char *s, size_t n);
+/* Every key of the map o is one of the NULL-terminated names. */
+#ifdef SPAWNREQ_H
+int	fuzz_keys_in(const msgpack_object *o, const char *const *names);
+#endif
+
 /* Model code of a target: no coverage feedback, which it would only blur. */
 #if defined(__clang__) && __clang_major__ >= 13
 #define FUZZ_NOCOV	__attribute__((no_sanitize("coverage"), noinline))

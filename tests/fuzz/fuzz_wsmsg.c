@@ -73,6 +73,13 @@ fuzz_ws(const uint8_t *data, size_t size)
 	const msgpack_object	*o, *type;
 	const char		*names[] = { "start", "stdin", "eof",
 	    "resize", "signal" };
+	static const char *const stdin_keys[] = { "type", "data", NULL };
+	static const char *const eof_keys[] = { "type", NULL };
+	static const char *const resize_keys[] = { "type", "cols", "rows",
+	    NULL };
+	static const char *const signal_keys[] = { "type", "signal", NULL };
+	const char *const	*keys[] = { NULL, stdin_keys, eof_keys,
+	    resize_keys, signal_keys };
 	char			*buf, why[256];
 
 	if ((buf = malloc(size > 0 ? size : 1)) == NULL)
@@ -82,6 +89,7 @@ fuzz_ws(const uint8_t *data, size_t size)
 	if (wsmsg_decode(buf, size, &m, why, sizeof(why)) == -1) {
 		FUZZ_CHECK(memchr(why, '\0', sizeof(why)) != NULL);
 		FUZZ_CHECK(why[0] != '\0');
+		FUZZ_CHECK(fuzz_utf8_valid(why, strlen(why)));
 		FUZZ_CHECK(m.up.zone == NULL);
 		free(buf);
 		return;
@@ -95,6 +103,8 @@ fuzz_ws(const uint8_t *data, size_t size)
 	FUZZ_CHECK(type->via.str.size == strlen(names[m.type]) &&
 	    memcmp(type->via.str.ptr, names[m.type],
 	    type->via.str.size) == 0);
+	/* Only the fields each message defines (a start's: spawnreq's). */
+	FUZZ_CHECK(m.type == WSMSG_START || fuzz_keys_in(o, keys[m.type]));
 	switch (m.type) {
 	case WSMSG_STDIN:
 		if (m.len > 0)

@@ -5,8 +5,10 @@
  * fuzz_wsmsg (exec stream start messages).  A decoded request is compared
  * field by field with the object, read here without the mpack helpers the
  * decoder uses: every value must be the object's, or the documented default
- * when the key is absent or nil, and within its documented bounds.  A
- * refused request must come with a reason and leave nothing allocated.
+ * when the key is absent or nil, and within its documented bounds, and
+ * every key must be a field the protocol defines for that kind.  A refused
+ * request must come with a reason, valid UTF-8 even when it quotes the
+ * input, and leave nothing allocated.
  */
 #include <string.h>
 
@@ -14,6 +16,83 @@
 
 #include "spawnreq.h"
 #include "fuzz.h"
+
+static int	check_streq(const char *, const msgpack_object *);
+
+/* The fields of each kind, as lodge-protocol.7 lists them. */
+static const char *const check_session_keys[] = { "command", "args",
+    "workDir", "env", "user", "cols", "rows", "name", "pty", "bufferSize",
+    NULL };
+static const char *const check_exec_keys[] = { "command", "args", "workDir",
+    "env", "user", "cols", "rows", "pty", "timeoutSeconds", "stdin",
+    "encoding", "maxOutputBytes", NULL };
+/* stdin, encoding and maxOutputBytes only as nil. */
+static const char *const check_stream_keys[] = { "type", "command", "args",
+    "workDir", "env", "user", "cols", "rows", "tty", "timeoutSeconds",
+    NULL };
+
+int
+fuzz_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i = 0, k, need;
+	uint32_t		 cp;
+
+	while (i < n) {
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if (p[i] >= 0xc2 && p[i] <= 0xdf) {
+			need = 1;
+			cp = p[i] & 0x1f;
+		} else if (p[i] >= 0xe0 && p[i] <= 0xef) {
+			need = 2;
+			cp = p[i] & 0x0f;
+		} else if (p[i] >= 0xf0 && p[i] <= 0xf4) {
+			need = 3;
+			cp = p[i] & 0x07;
+		} else
+			return (0);
+		if (n - i <= need)
+			return (0);
+		for (k = 1; k <= need; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return (0);
+			cp = (cp << 6) | (p[i + k] & 0x3f);
+		}
+		if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return (0);
+		i += need + 1;
+	}
+	return (1);
+}
+
+int
+fuzz_keys_in(const msgpack_object *o, const char *const *names)
+{
+	const msgpack_object	*k;
+	uint32_t		 i;
+	size_t			 j;
+
+	for (i = 0; i < o->via.map.size; i++) {
+		k = &o->via.map.ptr[i].key;
+		if (k->type != MSGPACK_OBJECT_STR)
+			return (0);
+		for (j = 0; names[j] != NULL; j++)
+			if (strlen(names[j]) == k->via.str.size &&
+			    memcmp(names[j], k->via.str.ptr,
+			    k->via.str.size) == 0)
+				break;
+		if (names[j] == NULL && !(names == check_stream_keys &&
+		    o->via.map.ptr[i].val.type == MSGPACK_OBJECT_NIL &&
+		    (check_streq("stdin", k) || check_streq("encoding", k) ||
+		    check_streq("maxOutputBytes", k))))
+			return (0);
+	}
+	return (1);
+}
 
 /* The value of the first key equal to key, or NULL; nil counts as absent. */
 static const msgpack_object *
@@ -79,6 +158,8 @@ check_decoded(const msgpack_object *o, const struct spawnreq *r,
 
 	FUZZ_CHECK(o->type == MSGPACK_OBJECT_MAP);
 	FUZZ_CHECK(r->kind == kind);
+	FUZZ_CHECK(fuzz_keys_in(o, kind == SPAWN_SESSION ? check_session_keys :
+	    kind == SPAWN_EXEC ? check_exec_keys : check_stream_keys));
 
 	/* command or args, never both; one of them unless a session. */
 	v = check_field(o, "command");
@@ -219,6 +300,7 @@ fuzz_spawnreq(const msgpack_object *o, enum spawnreq_kind kind,
 	if (spawnreq_decode(o, kind, buffer_max, &r, why, sizeof(why)) == -1) {
 		FUZZ_CHECK(memchr(why, '\0', sizeof(why)) != NULL);
 		FUZZ_CHECK(why[0] != '\0');
+		FUZZ_CHECK(fuzz_utf8_valid(why, strlen(why)));
 		FUZZ_CHECK(r.command == NULL && r.args == NULL &&
 		    r.workdir == NULL && r.env == NULL &&
 		    r.stdin_data == NULL);
@@ -227,6 +309,7 @@ fuzz_spawnreq(const msgpack_object *o, enum spawnreq_kind kind,
 		FUZZ_CHECK(spawnreq_decode(o, kind, buffer_max, &r, tiny,
 		    sizeof(tiny)) == -1);
 		FUZZ_CHECK(memchr(tiny, '\0', sizeof(tiny)) != NULL);
+		FUZZ_CHECK(fuzz_utf8_valid(tiny, strlen(tiny)));
 		return;
 	}
 	check_decoded(o, &r, kind, buffer_max);

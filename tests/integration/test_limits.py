@@ -257,8 +257,8 @@ class TestLimits(lt.DaemonPerClass):
         d = self.d
 
         def body_of(n):
-            b = b'{"args":["echo","ok"],"pad":"'
-            return b + b"p" * (n - len(b) - 2) + b'"}'
+            b = b'{"args":["echo","ok"],"env":{"PAD":"'
+            return b + b"p" * (n - len(b) - 3) + b'"}}'
         for n in (MAX_BODY - 1, MAX_BODY):
             r = d.request("POST", "/v1/exec", raw_body=body_of(n))
             self.assertEqual(r.status, 200, (n, r))

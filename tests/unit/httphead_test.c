@@ -688,6 +688,89 @@ test_host(void **state)
 }
 
 static void
+test_authorization_once(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("GET / HTTP/1.1\r\nHost: a\r\n"
+	    "Authorization: Bearer x\r\n\r\n"), HTTPHEAD_OK);
+	assert_string_equal(httphead_field(&P.h, "authorization"),
+	    "Bearer x");
+	/* Two tokens, the same or not, in any case: refused. */
+	assert_int_equal(parse("GET / HTTP/1.1\r\nHost: a\r\n"
+	    "Authorization: Bearer x\r\nAuthorization: Bearer y\r\n\r\n"),
+	    HTTPHEAD_BAD);
+	assert_string_equal(P.why, "duplicate Authorization header");
+	assert_int_equal(parse("GET / HTTP/1.1\r\nHost: a\r\n"
+	    "Authorization: Bearer x\r\nauthorization: Bearer x\r\n\r\n"),
+	    HTTPHEAD_BAD);
+	assert_int_equal(parse("GET / HTTP/1.0\r\n"
+	    "Authorization: a\r\nAUTHORIZATION: b\r\n\r\n"), HTTPHEAD_BAD);
+}
+
+static void
+test_attach_query(void **state)
+{
+	struct httphead_attach	 q;
+	const char		*why;
+
+	(void)state;
+	assert_int_equal(httphead_attach_query("", &q, &why), 0);
+	assert_false(q.since_set);
+	assert_int_equal(q.cols, 0);
+	assert_false(q.readonly);
+	assert_int_equal(httphead_attach_query("since=12&cols=80&rows=%32%34"
+	    "&readOnly&access_token=x", &q, &why), 0);
+	assert_true(q.since_set);
+	assert_int_equal(q.since, 12);
+	assert_int_equal(q.cols, 80);
+	assert_int_equal(q.rows, 24);
+	assert_true(q.readonly);
+	assert_int_equal(httphead_attach_query("readOnly=0", &q, &why), 0);
+	assert_false(q.readonly);
+	assert_int_equal(httphead_attach_query("readOnly=false", &q, &why), 0);
+	assert_false(q.readonly);
+	assert_int_equal(httphead_attach_query("readOnly=1", &q, &why), 0);
+	assert_true(q.readonly);
+	/* The largest offset, and one past it. */
+	assert_int_equal(httphead_attach_query("since=9223372036854775807", &q,
+	    &why), 0);
+	assert_int_equal(q.since, INT64_MAX);
+	assert_int_equal(httphead_attach_query("since=9223372036854775808", &q,
+	    &why), -1);
+	assert_string_equal(why, "'since' must be an offset: a decimal integer "
+	    "from 0 to 9223372036854775807");
+	assert_int_equal(httphead_attach_query("since=18446744073709551616",
+	    &q, &why), -1);
+	assert_int_equal(httphead_attach_query("since=99999999999999999999999",
+	    &q, &why), -1);
+	assert_int_equal(httphead_attach_query("since=", &q, &why), -1);
+	assert_int_equal(httphead_attach_query("since", &q, &why), -1);
+	assert_int_equal(httphead_attach_query("since=-1", &q, &why), -1);
+	assert_int_equal(httphead_attach_query("since=+1", &q, &why), -1);
+	assert_int_equal(httphead_attach_query("since=%zz", &q, &why), -1);
+	assert_int_equal(httphead_attach_query("since=1&since=2", &q, &why),
+	    -1);
+	assert_string_equal(why, "'since' is given twice");
+	assert_int_equal(httphead_attach_query("cols=0", &q, &why), -1);
+	assert_string_equal(why, "'cols' must be an integer from 1 to 10000");
+	assert_int_equal(httphead_attach_query("rows=10001", &q, &why), -1);
+	assert_string_equal(why, "'rows' must be an integer from 1 to 10000");
+	assert_int_equal(httphead_attach_query("rows=10000", &q, &why), 0);
+	assert_int_equal(q.rows, 10000);
+	/* An encoded key is the key; a long unknown one is ignored. */
+	assert_int_equal(httphead_attach_query("%73ince=5", &q, &why), 0);
+	assert_int_equal(q.since, 5);
+	assert_int_equal(httphead_attach_query("averyveryverylongparameter=1",
+	    &q, &why), 0);
+	/* One parameter at a time, as a worker gets them from its library. */
+	httphead_attach_init(&q);
+	assert_int_equal(httphead_attach_param(&q, "since", "7", &why), 0);
+	assert_int_equal(httphead_attach_param(&q, "other", NULL, &why), 0);
+	assert_int_equal(httphead_attach_param(&q, "since", "7", &why), -1);
+	assert_int_equal(q.since, 7);
+}
+
+static void
 test_path_decoding(void **state)
 {
 	static const struct {
@@ -1137,6 +1220,8 @@ main(void)
 		cmocka_unit_test_teardown(test_keep_alive, reset),
 		cmocka_unit_test_teardown(test_upgrade, reset),
 		cmocka_unit_test_teardown(test_host, reset),
+		cmocka_unit_test_teardown(test_authorization_once, reset),
+		cmocka_unit_test_teardown(test_attach_query, reset),
 		cmocka_unit_test_teardown(test_path_decoding, reset),
 		cmocka_unit_test_teardown(test_path_length, reset),
 		cmocka_unit_test_teardown(test_query_in_target, reset),

@@ -14,6 +14,7 @@ Run: LODGED=$PWD/lodged /usr/bin/python3 tests/integration/test_strict.py
 """
 
 import os
+import subprocess
 import sys
 
 import msgpack
@@ -25,6 +26,7 @@ import lodgetest as lt  # noqa: E402
 import reliability as rl  # noqa: E402
 from lodgetest import WSClient, sess_path  # noqa: E402
 
+LODGE = os.environ.get("LODGE_CLI") or os.path.join(lt.REPO, "lodge")
 STREAM = "/v1/exec/stream"
 SINCE_MAX = 2**63 - 1
 
@@ -265,6 +267,21 @@ class TestSignals(StrictMixin, lt.DaemonPerClass):
         self.assertEqual(r.status, 204, r)
         x = self.wait_state(s["id"])
         self.assertEqual(x["signal"], "KILL", x)
+
+    def test_cli_kill_rtmin_plus_3(self):
+        if not os.access(LODGE, os.X_OK):
+            self.fail("lodge not found at %s (set LODGE_CLI)" % LODGE)
+        s = self.create({"args": ["sleep", "1000"]})
+        env = dict(os.environ, LODGE_RUNDIR=self.d.rundir,
+                   LODGE_TEST_RUNDIR=self.d.rundir)
+        env.pop("LODGE_TOKEN", None)
+        # on main: "unknown signal 'RTMIN+3'"
+        p = subprocess.run([LODGE, "kill", "-s", "RTMIN+3", s["id"]],
+                           env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        x = self.wait_state(s["id"])
+        self.assertEqual(x["signal"], "RTMIN+3", x)
 
     async def test_ws_integral_float_signal(self):
         s = self.create({"args": ["sleep", "1000"]})

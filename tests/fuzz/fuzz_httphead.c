@@ -42,6 +42,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char	*names[] = { "host", "connection", "upgrade",
 	    "content-length", "transfer-encoding", "sec-websocket-key" };
 	struct httphead		 h;
+	struct httphead_attach	 aq;
 	enum httphead_result	 r;
 	enum httphead_route	 route;
 	char			*buf, out[64], ref[HTTPHEAD_REF_MAX];
@@ -109,6 +110,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* A tiny output buffer must fail cleanly, never overflow. */
 	n = httphead_query(h.query, "a", out, 2);
 	fuzz_check(n >= -2 && n <= 1);
+
+	/* The attach query: within its limits, or refused with a reason. */
+	why = NULL;
+	if (httphead_attach_query(h.query, &aq, &why) == 0) {
+		fuzz_check(why == NULL);
+		fuzz_check(aq.since_set || aq.since == 0);
+		fuzz_check(aq.since <= HTTPHEAD_SINCE_MAX);
+		fuzz_check(aq.cols >= 0 && aq.cols <= 10000);
+		fuzz_check(aq.rows >= 0 && aq.rows <= 10000);
+		fuzz_check(aq.readonly == 0 || aq.readonly == 1);
+		/* Each value is the one httphead_query() finds. */
+		if (aq.since_set) {
+			fuzz_check(httphead_query(h.query, "since", out,
+			    sizeof(out)) > 0);
+			fuzz_check(strtoull(out, NULL, 10) == aq.since);
+		} else
+			fuzz_check(httphead_query(h.query, "since", out,
+			    sizeof(out)) == -1);
+	} else
+		fuzz_check(why != NULL && why[0] == '\'');
 
 	route = httphead_route(h.method, h.path, ref, sizeof(ref));
 	fuzz_check(route >= ROUTE_NONE && route <= ROUTE_SESSION_ATTACH);

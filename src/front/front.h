@@ -213,6 +213,7 @@ int	registry_name_taken(const char *name);
 int	registry_count(void);
 char	*registry_list(size_t *, int (*)(struct session *, void *),
 	    void *);
+void	registry_foreach(void (*)(struct session *, void *), void *);
 struct session *registry_add(const char *id, const char *name, int fd);
 void	registry_remove(struct session *);
 int	registry_request(struct session *, struct conn *, msgpack_sbuffer *,

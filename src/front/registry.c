@@ -68,6 +68,17 @@ registry_find_id(const char *id)
 	return (RB_FIND(session_ids, &sessions_by_id, &key));
 }
 
+/* Each listed session, in id order (a scrape of GET /metrics). */
+void
+registry_foreach(void (*fn)(struct session *, void *), void *arg)
+{
+	struct session	*s;
+
+	RB_FOREACH(s, session_ids, &sessions_by_id)
+		if (s->ready && !s->gone)
+			fn(s, arg);
+}
+
 struct session *
 registry_find(const char *ref)
 {

@@ -1,0 +1,338 @@
+/*
+ * metrics.c: GET /metrics, the front's counters in Prometheus' text format.
+ *
+ * Counters are plain integers bumped where things happen; gauges are read
+ * when scraped (the registry's cached session objects, /proc/self).  A
+ * scrape walks the sessions once: it is the one request that may.
+ */
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "front.h"
+#include "metrics.h"
+
+/* Upper bounds of the latency buckets, in microseconds. */
+static const uint64_t	 bucket_us[] = {
+	100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000,
+	250000, 500000, 1000000, 2500000, 5000000, 10000000,
+};
+#define NBUCKETS	(sizeof(bucket_us) / sizeof(bucket_us[0]))
+#define NROUTES		(ROUTE_SESSION_ATTACH + 1)
+
+static const char *const route_name[NROUTES] = {
+	[ROUTE_NONE] = "none",
+	[ROUTE_BAD_METHOD] = "bad_method",
+	[ROUTE_HEALTH] = "health",
+	[ROUTE_EXEC] = "exec",
+	[ROUTE_EXEC_STREAM] = "exec_stream",
+	[ROUTE_SESSIONS_LIST] = "sessions_list",
+	[ROUTE_SESSIONS_CREATE] = "sessions_create",
+	[ROUTE_SESSION_GET] = "session_get",
+	[ROUTE_SESSION_DELETE] = "session_delete",
+	[ROUTE_SESSION_SIGNAL] = "session_signal",
+	[ROUTE_SESSION_INPUT] = "session_input",
+	[ROUTE_SESSION_RESIZE] = "session_resize",
+	[ROUTE_SESSION_LOG] = "session_log",
+	[ROUTE_SESSION_ATTACH] = "session_attach",
+};
+
+/* The status classes a reply is counted under. */
+static const int	 statuses[] = {
+	101, 200, 201, 204, 400, 401, 403, 404, 405, 408, 409, 411, 413,
+	415, 422, 429, 431, 500, 503,
+};
+#define NSTATUSES	(sizeof(statuses) / sizeof(statuses[0]))
+
+static const char *const counter_name[METRIC_NCOUNTERS] = {
+	[M_EXECS_STARTED] = "lodged_execs_started_total",
+	[M_EXEC_STREAMS_STARTED] = "lodged_exec_streams_started_total",
+	[M_SESSIONS_CREATED] = "lodged_sessions_created_total",
+	[M_SESSIONS_REDISCOVERED] = "lodged_sessions_rediscovered_total",
+	[M_ATTACHES] = "lodged_attaches_total",
+	[M_CONNECTIONS] = "lodged_connections_accepted_total",
+};
+
+static const char *const counter_help[METRIC_NCOUNTERS] = {
+	[M_EXECS_STARTED] = "POST /v1/exec calls handed to the template",
+	[M_EXEC_STREAMS_STARTED] = "exec streams handed to a worker",
+	[M_SESSIONS_CREATED] = "sessions created",
+	[M_SESSIONS_REDISCOVERED] =
+	    "sessions found again from the runtime directory at start",
+	[M_ATTACHES] = "attach and log connections handed to a worker",
+	[M_CONNECTIONS] = "connections accepted",
+};
+
+static const char *const limit_name[METRIC_NLIMITS] = {
+	[L_MAX_SESSIONS] = "max_sessions",
+	[L_MAX_BODY] = "max_body",
+	[L_MAX_HEAD] = "max_head",
+	[L_HEAD_TIMEOUT] = "head_timeout",
+	[L_MAX_CONNECTIONS] = "max_connections",
+	[L_MAX_PEER_CONNECTIONS] = "max_peer_connections",
+	[L_MAX_OUTPUT] = "max_output",
+	[L_MAX_CLIENTS] = "max_clients",
+	[L_DESCRIPTORS] = "descriptors",
+};
+
+static struct {
+	uint64_t	 counter[METRIC_NCOUNTERS];
+	uint64_t	 limit[METRIC_NLIMITS];
+	uint64_t	 replies[NROUTES][NSTATUSES + 1];	/* + other */
+	uint64_t	 failed[2][NSTATUSES + 1];	/* exec, exec stream */
+	uint64_t	 bucket[NROUTES][NBUCKETS];	/* not cumulative */
+	uint64_t	 count[NROUTES];
+	uint64_t	 sum_us[NROUTES];
+} m;
+
+static size_t
+status_index(int status)
+{
+	size_t	i;
+
+	for (i = 0; i < NSTATUSES; i++)
+		if (statuses[i] == status)
+			return (i);
+	return (NSTATUSES);
+}
+
+void
+metrics_count(enum metric_counter c)
+{
+	m.counter[c]++;
+}
+
+void
+metrics_limit(enum metric_limit l)
+{
+	m.limit[l]++;
+}
+
+void
+metrics_reply(enum httphead_route route, int status, uint64_t usec)
+{
+	size_t	i, si;
+
+	if ((unsigned)route >= NROUTES)
+		route = ROUTE_NONE;
+	si = status_index(status);
+	m.replies[route][si]++;
+	if (status >= 400 && route == ROUTE_EXEC)
+		m.failed[0][si]++;
+	if (status >= 400 && route == ROUTE_EXEC_STREAM)
+		m.failed[1][si]++;
+	m.count[route]++;
+	m.sum_us[route] += usec;
+	for (i = 0; i < NBUCKETS; i++)
+		if (usec <= bucket_us[i]) {
+			m.bucket[route][i]++;
+			break;
+		}
+}
+
+/* A growing text buffer; on failure it stays failed and is dropped. */
+struct text {
+	char	*buf;
+	size_t	 len, cap;
+	int	 failed;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+text_add(struct text *t, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+	char	*nb;
+
+	for (;;) {
+		if (t->failed)
+			return;
+		va_start(ap, fmt);
+		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->failed = 1;
+			return;
+		}
+		if ((size_t)n < t->cap - t->len) {
+			t->len += n;
+			return;
+		}
+		if ((nb = realloc(t->buf, t->cap * 2 + n + 1)) == NULL) {
+			t->failed = 1;
+			return;
+		}
+		t->buf = nb;
+		t->cap = t->cap * 2 + n + 1;
+	}
+}
+
+static void
+text_family(struct text *t, const char *name, const char *type,
+    const char *help)
+{
+	text_add(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+struct gauges {
+	uint64_t	 running, exited, clients, output;
+};
+
+static void
+gauges_add(struct session *s, void *arg)
+{
+	struct gauges	*g = arg;
+	json_t		*v;
+
+	if (s->obj == NULL)
+		return;
+	v = json_object_get(s->obj, "state");
+	if (json_is_string(v) && strcmp(json_string_value(v), "exited") == 0)
+		g->exited++;
+	else
+		g->running++;
+	if (json_is_integer(v = json_object_get(s->obj, "clients")))
+		g->clients += json_integer_value(v);
+	if (json_is_integer(v = json_object_get(s->obj, "outputBytes")))
+		g->output += json_integer_value(v);
+}
+
+static void
+render_process(struct text *t)
+{
+	FILE		*f;
+	char		 line[256];
+	unsigned long	 kb = 0;
+	DIR		*d;
+	struct dirent	*de;
+	unsigned	 nfd = 0;
+
+	if ((f = fopen("/proc/self/status", "re")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (sscanf(line, "VmRSS: %lu kB", &kb) == 1)
+				break;
+		fclose(f);
+	}
+	if ((d = opendir("/proc/self/fd")) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			nfd += de->d_name[0] != '.';
+		closedir(d);
+		nfd--;		/* the directory's own descriptor */
+	}
+	text_family(t, "process_resident_memory_bytes", "gauge",
+	    "resident memory of the front");
+	text_add(t, "process_resident_memory_bytes %lu\n", kb * 1024);
+	text_family(t, "process_open_fds", "gauge",
+	    "descriptors the front holds");
+	text_add(t, "process_open_fds %u\n", nfd);
+}
+
+static void
+render_failed(struct text *t, const char *name, const char *help, int which)
+{
+	size_t	i;
+
+	text_family(t, name, "counter", help);
+	for (i = 0; i < NSTATUSES; i++)
+		if (statuses[i] >= 400 && m.failed[which][i] > 0)
+			text_add(t, "%s{status=\"%d\"} %llu\n", name,
+			    statuses[i], (unsigned long long)m.failed[which][i]);
+	if (m.failed[which][NSTATUSES] > 0)
+		text_add(t, "%s{status=\"other\"} %llu\n", name,
+		    (unsigned long long)m.failed[which][NSTATUSES]);
+}
+
+char *
+metrics_render(size_t *lenp)
+{
+	struct text	 t = { NULL, 0, 0, 0 };
+	struct gauges	 g = { 0, 0, 0, 0 };
+	size_t		 r, i;
+	uint64_t	 cum;
+
+	if ((t.buf = malloc(t.cap = 16384)) == NULL)
+		return (NULL);
+	text_family(&t, "lodged_build_info", "gauge",
+	    "the running front's version");
+	text_add(&t, "lodged_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
+
+	registry_foreach(gauges_add, &g);
+	text_family(&t, "lodged_sessions", "gauge", "sessions by state");
+	text_add(&t, "lodged_sessions{state=\"running\"} %llu\n"
+	    "lodged_sessions{state=\"exited\"} %llu\n",
+	    (unsigned long long)g.running, (unsigned long long)g.exited);
+	text_family(&t, "lodged_session_clients", "gauge",
+	    "clients attached to sessions (as last reported by the workers)");
+	text_add(&t, "lodged_session_clients %llu\n",
+	    (unsigned long long)g.clients);
+	text_family(&t, "lodged_session_output_bytes", "gauge",
+	    "output bytes written by the sessions that exist now");
+	text_add(&t, "lodged_session_output_bytes %llu\n",
+	    (unsigned long long)g.output);
+
+	for (i = 0; i < METRIC_NCOUNTERS; i++) {
+		text_family(&t, counter_name[i], "counter", counter_help[i]);
+		text_add(&t, "%s %llu\n", counter_name[i],
+		    (unsigned long long)m.counter[i]);
+	}
+	render_failed(&t, "lodged_execs_failed_total",
+	    "POST /v1/exec calls answered with an error, by status", 0);
+	render_failed(&t, "lodged_exec_streams_failed_total",
+	    "exec streams refused by the front, by status", 1);
+
+	text_family(&t, "lodged_limits_hit_total", "counter",
+	    "requests or connections refused by a limit");
+	for (i = 0; i < METRIC_NLIMITS; i++)
+		text_add(&t, "lodged_limits_hit_total{limit=\"%s\"} %llu\n",
+		    limit_name[i], (unsigned long long)m.limit[i]);
+
+	text_family(&t, "lodged_http_replies_total", "counter",
+	    "replies by route and status (101: handed to a worker)");
+	for (r = 0; r < NROUTES; r++) {
+		for (i = 0; i < NSTATUSES; i++)
+			if (m.replies[r][i] > 0)
+				text_add(&t, "lodged_http_replies_total{route="
+				    "\"%s\",status=\"%d\"} %llu\n",
+				    route_name[r], statuses[i],
+				    (unsigned long long)m.replies[r][i]);
+		if (m.replies[r][NSTATUSES] > 0)
+			text_add(&t, "lodged_http_replies_total{route=\"%s\","
+			    "status=\"other\"} %llu\n", route_name[r],
+			    (unsigned long long)m.replies[r][NSTATUSES]);
+	}
+
+	text_family(&t, "lodged_http_request_duration_seconds", "histogram",
+	    "from a complete request head to its reply queued, or to its "
+	    "hand-off");
+	for (r = 0; r < NROUTES; r++) {
+		if (m.count[r] == 0)
+			continue;
+		for (i = 0, cum = 0; i < NBUCKETS; i++) {
+			cum += m.bucket[r][i];
+			text_add(&t, "lodged_http_request_duration_seconds_bucket"
+			    "{route=\"%s\",le=\"%g\"} %llu\n", route_name[r],
+			    bucket_us[i] / 1e6, (unsigned long long)cum);
+		}
+		text_add(&t, "lodged_http_request_duration_seconds_bucket"
+		    "{route=\"%s\",le=\"+Inf\"} %llu\n", route_name[r],
+		    (unsigned long long)m.count[r]);
+		text_add(&t, "lodged_http_request_duration_seconds_sum"
+		    "{route=\"%s\"} %.6f\n", route_name[r], m.sum_us[r] / 1e6);
+		text_add(&t, "lodged_http_request_duration_seconds_count"
+		    "{route=\"%s\"} %llu\n", route_name[r],
+		    (unsigned long long)m.count[r]);
+	}
+	render_process(&t);
+	if (t.failed) {
+		free(t.buf);
+		return (NULL);
+	}
+	*lenp = t.len;
+	return (t.buf);
+}

@@ -6,7 +6,7 @@ build="autoconf automake pkg-config make gcc libwebsockets-dev libmsgpack-dev
 libbsd-dev libjansson-dev libsystemd-dev libuv1-dev libwebsockets-evlib-uv"
 test="$build libcmocka-dev python3-websockets python3-msgpack mandoc valgrind
 tmux dtach procps curl clang libclang-rt-14-dev systemd
-systemd-container debootstrap"
+systemd-container debootstrap prometheus"
 case "${1:-build}" in
 build) want=$build ;;
 test) want=$test ;;

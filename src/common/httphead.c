@@ -905,6 +905,8 @@ httphead_route(const char *method, const char *path, char *ref,
 
 	if (strcmp(path, "/v1/health") == 0)
 		return (httphead_pick(method, "GET", ROUTE_HEALTH));
+	if (strcmp(path, "/metrics") == 0)
+		return (httphead_pick(method, "GET", ROUTE_METRICS));
 	if (strcmp(path, "/v1/exec") == 0)
 		return (httphead_pick(method, "POST", ROUTE_EXEC));
 	if (strcmp(path, "/v1/exec/stream") == 0)

@@ -128,6 +128,8 @@ enum httphead_route {
 	ROUTE_SESSION_RESIZE,	/* POST /v1/sessions/{ref}/resize */
 	ROUTE_SESSION_LOG,	/* GET /v1/sessions/{ref}/log */
 	ROUTE_SESSION_ATTACH,	/* GET /v1/sessions/{ref}/attach */
+	ROUTE_METRICS,		/* GET /metrics */
+	ROUTE_COUNT
 };
 
 #define HTTPHEAD_REF_MAX	128

@@ -21,6 +21,7 @@
 
 #include "fields.h"
 #include "front.h"
+#include "metrics.h"
 #include "jsonmp.h"
 #include "log.h"
 #include "mpack.h"
@@ -132,6 +133,27 @@ api_health(struct conn *c)
 	conn_reply_json(c, 200, json_pack("{s:s,s:s,s:i,s:i}", "status", "ok",
 	    "version", PACKAGE_VERSION, "protocol", WSMSG_PROTOCOL_VERSION,
 	    "sessions", registry_count()));
+}
+
+/* Counters of every session and client: root's and token holders' only. */
+static void
+api_metrics(struct conn *c)
+{
+	char	*body;
+	size_t	 len;
+
+	if (api_peer_restricted(c)) {
+		conn_reply_error(c, 403, "forbidden", "/metrics is for root "
+		    "and token holders");
+		return;
+	}
+	if ((body = metrics_render(&len)) == NULL) {
+		conn_reply_error(c, 500, "internal", "out of memory");
+		return;
+	}
+	conn_reply_body(c, 200, "text/plain; version=0.0.4; charset=utf-8",
+	    body, len);
+	free(body);
 }
 
 /* registry_list's filter for a restricted peer: its own sessions. */
@@ -249,6 +271,7 @@ api_create(struct conn *c)
 		goto done;
 	}
 	if (registry_count() >= front->conf.max_sessions) {
+		metrics_limit(L_MAX_SESSIONS);
 		conn_reply_error(c, 503, "unavailable", "too many sessions "
 		    "(--max-sessions %d)", front->conf.max_sessions);
 		goto done;
@@ -528,6 +551,7 @@ api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o)
 		c->creating = 0;
 		if (status == 201 && s != NULL && s->obj != NULL) {
 			s->ready = 1;
+			metrics_count(M_SESSIONS_CREATED);
 			log_info("session %s%s%s: created", s->id,
 			    s->name[0] != '\0' ? " " : "", s->name);
 			conn_reply_json(c, 201, json_incref(s->obj));
@@ -601,6 +625,7 @@ api_handoff(struct conn *c)
 	if (c->route == ROUTE_SESSION_ATTACH && s->obj != NULL &&
 	    json_integer_value(json_object_get(s->obj, "clients")) >=
 	    front->conf.max_clients) {
+		metrics_limit(L_MAX_CLIENTS);
 		conn_reply_error(c, 503, "unavailable", "session '%s' has %d "
 		    "clients already (--max-clients)", c->ref,
 		    front->conf.max_clients);
@@ -711,6 +736,9 @@ api_request(struct conn *c)
 	switch (c->route) {
 	case ROUTE_HEALTH:
 		api_health(c);
+		return;
+	case ROUTE_METRICS:
+		api_metrics(c);
 		return;
 	case ROUTE_SESSIONS_LIST:
 		api_list(c);

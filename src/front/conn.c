@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "front.h"
+#include "metrics.h"
 #include "log.h"
 #include "rawio.h"
 #include "mpack.h"
@@ -104,11 +105,13 @@ conn_admit(int fd, struct listener *l, struct peer_key *k)
 	root = k->is_unix && k->uid == 0;
 	if (conn_count >= front->conf.max_conns +
 	    (root ? CONN_ROOT_RESERVE : 0)) {
+		metrics_limit(L_MAX_CONNECTIONS);
 		conn_refuse(fd, "too many connections (--max-connections %d)",
 		    front->conf.max_conns);
 		return (-1);
 	}
 	if (!root && peer_count(k) >= front->conf.max_peer_conns) {
+		metrics_limit(L_MAX_PEER_CONNECTIONS);
 		conn_refuse(fd, "too many connections from one peer "
 		    "(--max-peer-connections %d)", front->conf.max_peer_conns);
 		return (-1);
@@ -124,6 +127,7 @@ conn_new(int fd, struct listener *l)
 
 	if (conn_admit(fd, l, &k) == -1)
 		return (NULL);
+	metrics_count(M_CONNECTIONS);
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return (NULL);
 	c->ffd.kind = FFD_CONN;
@@ -187,6 +191,7 @@ conn_timeout_cb(lws_sorted_usec_list_t *sul)
 		conn_reply_error(c, 408, "request_timeout",
 		    "the request body did not arrive in time");
 	} else if (c->state == CONN_WRITE) {
+		metrics_limit(L_WRITE_TIMEOUT);
 		log_info("a reply of %zu bytes was not read in %d s "
 		    "(--write-timeout): closed", c->out_len - c->out_off,
 		    front->conf.write_timeout);
@@ -232,6 +237,13 @@ conn_send(struct conn *c, int status, const char *ctype, const char *body,
 
 	if (c->closed)
 		return;
+	metrics_reply(c->route, status, c->t0 != 0 ? metrics_now() - c->t0 : 0);
+	if (status == 408)
+		metrics_limit(L_REQUEST_TIMEOUT);
+	else if (status == 413)
+		metrics_limit(L_MAX_BODY);
+	else if (status == 431)
+		metrics_limit(L_MAX_HEAD);
 	if (!c->keep_alive)
 		c->close_after = 1;
 	/* A head refused as it was only peeked at: or it is read again. */
@@ -426,6 +438,9 @@ conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
 	 * pointing elsewhere, events of the connection (now the worker's)
 	 * would reach whichever connection is next given that number.
 	 */
+	metrics_reply(c->route, 101, metrics_now() - c->t0);
+	metrics_count(s == NULL ? M_EXEC_STREAMS_STARTED :
+	    c->route == ROUTE_SESSION_LOG ? M_LOGS : M_ATTACHES);
 	lws_rx_flow_control(c->wsi, 0);
 	c->closed = 1;
 	lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
@@ -485,6 +500,10 @@ conn_head(struct conn *c)
 	c->buflen = (size_t)n;
 	r = httphead_parse(c->buf, c->buflen, limit, &c->h, &c->head_len,
 	    &why);
+	if (r != HTTPHEAD_PARTIAL) {
+		c->t0 = metrics_now();
+		c->route = ROUTE_NONE;
+	}
 	switch (r) {
 	case HTTPHEAD_PARTIAL:
 		conn_peek_later(c, c->buflen);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "front.h"
+#include "metrics.h"
 #include "log.h"
 #include "mpack.h"
 #include "signame.h"
@@ -284,4 +285,5 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 	LIST_INSERT_HEAD(&exec_calls, e, entry);
 	c->exec = e;
 	c->state = CONN_WAIT;
+	metrics_count(M_EXECS_STARTED);
 }

@@ -125,6 +125,7 @@ struct conn {
 	size_t			 head_len;
 	int			 keep_alive;
 	enum httphead_route	 route;
+	uint64_t		 t0;		/* head complete, metrics_now() */
 	char			 ref[HTTPHEAD_REF_MAX];
 	char			*body;
 	size_t			 body_len;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "front.h"
@@ -24,7 +25,7 @@ static const uint64_t	 bucket_us[] = {
 	250000, 500000, 1000000, 2500000, 5000000, 10000000,
 };
 #define NBUCKETS	(sizeof(bucket_us) / sizeof(bucket_us[0]))
-#define NROUTES		(ROUTE_SESSION_ATTACH + 1)
+#define NROUTES		ROUTE_COUNT
 
 static const char *const route_name[NROUTES] = {
 	[ROUTE_NONE] = "none",
@@ -41,6 +42,7 @@ static const char *const route_name[NROUTES] = {
 	[ROUTE_SESSION_RESIZE] = "session_resize",
 	[ROUTE_SESSION_LOG] = "session_log",
 	[ROUTE_SESSION_ATTACH] = "session_attach",
+	[ROUTE_METRICS] = "metrics",
 };
 
 /* The status classes a reply is counted under. */
@@ -56,6 +58,7 @@ static const char *const counter_name[METRIC_NCOUNTERS] = {
 	[M_SESSIONS_CREATED] = "lodged_sessions_created_total",
 	[M_SESSIONS_REDISCOVERED] = "lodged_sessions_rediscovered_total",
 	[M_ATTACHES] = "lodged_attaches_total",
+	[M_LOGS] = "lodged_session_logs_total",
 	[M_CONNECTIONS] = "lodged_connections_accepted_total",
 };
 
@@ -65,7 +68,8 @@ static const char *const counter_help[METRIC_NCOUNTERS] = {
 	[M_SESSIONS_CREATED] = "sessions created",
 	[M_SESSIONS_REDISCOVERED] =
 	    "sessions found again from the runtime directory at start",
-	[M_ATTACHES] = "attach and log connections handed to a worker",
+	[M_ATTACHES] = "attach connections handed to a worker",
+	[M_LOGS] = "log requests handed to a worker",
 	[M_CONNECTIONS] = "connections accepted",
 };
 
@@ -73,7 +77,8 @@ static const char *const limit_name[METRIC_NLIMITS] = {
 	[L_MAX_SESSIONS] = "max_sessions",
 	[L_MAX_BODY] = "max_body",
 	[L_MAX_HEAD] = "max_head",
-	[L_HEAD_TIMEOUT] = "head_timeout",
+	[L_REQUEST_TIMEOUT] = "request_timeout",
+	[L_WRITE_TIMEOUT] = "write_timeout",
 	[L_MAX_CONNECTIONS] = "max_connections",
 	[L_MAX_PEER_CONNECTIONS] = "max_peer_connections",
 	[L_MAX_OUTPUT] = "max_output",
@@ -100,6 +105,16 @@ status_index(int status)
 		if (statuses[i] == status)
 			return (i);
 	return (NSTATUSES);
+}
+
+/* Microseconds on the monotonic clock. */
+uint64_t
+metrics_now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000);
 }
 
 void

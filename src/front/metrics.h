@@ -14,6 +14,7 @@ enum metric_counter {
 	M_SESSIONS_CREATED,
 	M_SESSIONS_REDISCOVERED,
 	M_ATTACHES,
+	M_LOGS,
 	M_CONNECTIONS,
 	METRIC_NCOUNTERS
 };
@@ -22,7 +23,8 @@ enum metric_limit {
 	L_MAX_SESSIONS,
 	L_MAX_BODY,
 	L_MAX_HEAD,
-	L_HEAD_TIMEOUT,
+	L_REQUEST_TIMEOUT,
+	L_WRITE_TIMEOUT,
 	L_MAX_CONNECTIONS,
 	L_MAX_PEER_CONNECTIONS,
 	L_MAX_OUTPUT,
@@ -36,5 +38,6 @@ void	 metrics_limit(enum metric_limit);
 /* A reply queued (or a hand-off, as 101) usec after its head was complete. */
 void	 metrics_reply(enum httphead_route, int status, uint64_t usec);
 char	*metrics_render(size_t *);
+uint64_t metrics_now(void);
 
 #endif

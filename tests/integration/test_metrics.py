@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""GET /metrics: Prometheus' text format (checked by promtool from Debian's
+prometheus package), behind the token like every route, and counters that
+move as requests do."""
+
+import asyncio
+import grp
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lodgetest as lt  # noqa: E402
+import reliability as rl  # noqa: E402
+
+NOGROUP = grp.getgrnam("nogroup").gr_gid
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$')
+
+
+def parse(text):
+    """{(name, frozenset of label pairs): value} of every sample."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        if m is None:
+            raise AssertionError("not a sample line: %r" % line)
+        labels = frozenset(re.findall(r'(\w+)="([^"]*)"', m.group(2) or ""))
+        out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+class TestMetrics(lt.DaemonPerClass):
+
+    daemon_args = ["--socket-group", "nogroup"]
+
+    def scrape(self):
+        r = self.d.request("GET", "/metrics")
+        self.assertEqual(r.status, 200, r.body)
+        self.assertTrue(r.headers["content-type"].startswith(
+            "text/plain; version=0.0.4"), r.headers)
+        return r.body.decode()
+
+    def value(self, samples, name, **labels):
+        return samples.get((name, frozenset(labels.items())), 0.0)
+
+    def test_promtool_accepts_it(self):
+        """promtool check metrics finds no problem, with every family
+        present (counters moved first, so labelled families have
+        samples)."""
+        self.d.json("POST", "/v1/exec", {"args": ["true"]})
+        text = self.scrape()
+        promtool = shutil.which("promtool")
+        self.assertIsNotNone(promtool, "promtool missing (contrib/deps.sh "
+                             "test installs prometheus)")
+        r = subprocess.run([promtool, "check", "metrics"], input=text,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for family in ("lodged_sessions", "lodged_session_clients",
+                       "lodged_session_output_bytes",
+                       "lodged_execs_started_total",
+                       "lodged_exec_streams_started_total",
+                       "lodged_sessions_rediscovered_total",
+                       "lodged_limits_hit_total",
+                       "lodged_http_request_duration_seconds",
+                       "process_resident_memory_bytes"):
+            self.assertIn("# TYPE %s " % family, text)
+
+    async def test_counters_move(self):
+        before = parse(self.scrape())
+        for _ in range(3):
+            self.d.json("POST", "/v1/exec", {"args": ["true"]})
+        r = self.d.request("POST", "/v1/exec",
+                           {"args": ["/nonexistent/program"]})
+        self.assertEqual(r.status, 422)
+        s = self.create({"args": ["sh", "-c", "printf 0123456789; "
+                                  "exec sleep 1000"]})
+        self.wait_log(s["id"], "0123456789")
+        ws = await lt.WSClient.connect(self.d, s["id"])
+        await ws.handshake()
+        st = self.d.request("GET", "/v1/sessions/%s" % s["id"])
+        self.assertEqual(st.status, 200)
+        r = self.d.request("POST", "/v1/exec", raw_body=b"x" * 10,
+                           headers={"Content-Length": str(1 << 40)})
+        self.assertEqual(r.status, 413)
+        after = parse(self.scrape())
+        await ws.close()
+
+        def moved(name, **labels):
+            return (self.value(after, name, **labels) -
+                    self.value(before, name, **labels))
+        # the missing program is found missing by the template: started,
+        # then failed; the 413 never reached it
+        self.assertEqual(moved("lodged_execs_started_total"), 4)
+        self.assertEqual(moved("lodged_execs_failed_total", status="422"), 1)
+        self.assertEqual(moved("lodged_http_replies_total", route="exec",
+                               status="200"), 3)
+        self.assertEqual(moved("lodged_http_request_duration_seconds_count",
+                               route="exec"), 5)
+        self.assertEqual(moved("lodged_sessions_created_total"), 1)
+        self.assertEqual(moved("lodged_attaches_total"), 1)
+        self.assertGreaterEqual(moved("lodged_session_logs_total"), 1)
+        self.assertEqual(moved("lodged_limits_hit_total", limit="max_body"),
+                         1)
+        self.assertGreaterEqual(self.value(after, "lodged_sessions",
+                                           state="running"), 1)
+        self.assertGreaterEqual(
+            self.value(after, "lodged_session_output_bytes"), 10)
+        # the histogram is cumulative and ends at the count
+        inf = self.value(after, "lodged_http_request_duration_seconds_bucket",
+                         route="exec", le="+Inf")
+        self.assertEqual(inf, self.value(
+            after, "lodged_http_request_duration_seconds_count",
+            route="exec"))
+        self.assertGreater(self.value(after, "process_resident_memory_bytes"),
+                           0)
+
+    def test_token_and_peers(self):
+        """The token is needed on TCP; a non-root Unix peer is refused; root
+        on the Unix socket needs none."""
+        self.assertEqual(self.d.request("GET", "/metrics",
+                                        token=None).status, 401)
+        r = self.d.unix_request("GET", "/metrics")
+        self.assertEqual(r.status, 200)
+        r = rl.run_json_as(rl.NOBODY_UID, NOGROUP, rl.UNIX_HTTP_CLIENT,
+                           [self.d.sock_path, "GET", "/metrics"])
+        self.assertEqual(r.get("status"), 403, r)
+        self.assertEqual(json.loads(r["body"])["error"]["code"], "forbidden")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,13 @@
+import lodge
+sandbox = lodge.connect()
+
+session = sandbox.create_session({
+    'name':    'shell',
+    'command': 'bash',
+    'workDir': '/workspace',
+    'pty':     True,
+    'cols':    120,
+    'rows':    40,
+})
+
+print(session['id'])

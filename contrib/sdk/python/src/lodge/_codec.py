@@ -4,7 +4,7 @@ first, then the fields in the protocol's order, only the fields set,
 integers in their smallest form, stdin data as bin."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, Mapping, Optional, Union
 
 import msgpack
 
@@ -111,10 +111,3 @@ def offset_of(msg: Mapping[str, Any], key: str) -> int:
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise LodgeConnectionError("the server sent a bad %s" % key)
     return v
-
-
-def as_args(cmd: Union[str, Sequence[str]]) -> Dict[str, Any]:
-    """A str is a shell command, a sequence an argv."""
-    if isinstance(cmd, str):
-        return {"command": cmd}
-    return {"args": [str(a) for a in cmd]}

@@ -6,6 +6,7 @@ deliver, in order; it raises the error that ends the stream."""
 from __future__ import annotations
 
 import codecs
+import random
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from . import _codec
@@ -156,3 +157,33 @@ def is_api_error(x: Any) -> bool:
 
 
 Deliver = Callable[[Event], None]
+
+
+class ResumePolicy:
+    """When an attach reconnects: at once after a connection that brought
+    output, then with exponential backoff (jittered, 50 ms to 2 s), giving
+    up once ``timeout`` seconds have passed without a byte of progress.
+    The backoff runs on across reconnects that brought nothing, so that a
+    connection that always breaks at once is not retried in a tight
+    loop."""
+
+    FIRST, LAST = 0.05, 2.0
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self._offset: Optional[int] = -1
+        self._since = 0.0
+        self._delay = 0.0
+
+    def lost(self, offset: Optional[int], now: float) -> None:
+        """The connection was lost with ``offset`` the next byte needed."""
+        if offset != self._offset:
+            self._offset, self._since, self._delay = offset, now, 0.0
+
+    def next_delay(self, now: float) -> Optional[float]:
+        """Seconds to sleep before the next attempt, or None: give up."""
+        d = self._delay
+        self._delay = min(max(d * 2, self.FIRST), self.LAST)
+        if d and now + d > self._since + self.timeout:
+            return None
+        return d * (0.5 + random.random() / 2)

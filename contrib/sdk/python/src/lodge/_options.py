@@ -68,3 +68,41 @@ def run_fields(o: Mapping[str, Any]) -> Dict[str, Any]:
         if k in o:
             f[field] = dict(o[k]) if k == "env" else o[k]
     return f
+
+
+def exec_body(command: Any, o: Mapping[str, Any]) -> Dict[str, Any]:
+    """POST /v1/exec's body."""
+    body: Dict[str, Any] = ({"command": command} if isinstance(command, str)
+                            else {"args": [str(a) for a in command]})
+    body.update(run_fields(o))
+    if "timeoutSeconds" in body:
+        t = body["timeoutSeconds"]
+        if isinstance(t, float) and t.is_integer():
+            body["timeoutSeconds"] = int(t)
+    return body
+
+
+def session_body(o: Dict[str, Any]) -> Dict[str, Any]:
+    """POST /v1/sessions's body."""
+    if "tty" in o:
+        o.setdefault("pty", o.pop("tty"))
+    body = run_fields(o)
+    if "pty" in o:
+        body["pty"] = bool(o["pty"])
+    return body
+
+
+def stream_fields(o: Dict[str, Any]) -> Dict[str, Any]:
+    """The start message's fields."""
+    if "pty" in o:
+        o.setdefault("tty", o.pop("pty"))
+    fields = run_fields(o)
+    if "tty" in o:
+        fields["tty"] = bool(o["tty"])
+    return fields
+
+
+def exec_options(**kw: Any) -> Dict[str, Any]:
+    kw["work_dir"] = kw.pop("work_dir", None) or kw.pop("workdir", None)
+    kw.pop("workdir", None)
+    return merge("exec_command", EXEC, kw, {})

@@ -8,7 +8,6 @@ callbacks in order.  A slow callback therefore paces its own stream only
 the SDK (even open another stream) without deadlocking."""
 from __future__ import annotations
 
-import random
 import threading
 import time
 import urllib.parse
@@ -21,7 +20,7 @@ from websockets.sync.client import connect as _ws_connect
 from websockets.sync.client import unix_connect as _ws_unix_connect
 
 from . import _codec, _options, _ws
-from ._core import AttachCore, StreamCore, TextDecoders
+from ._core import AttachCore, ResumePolicy, StreamCore, TextDecoders
 from ._endpoint import Endpoint, resolve
 from ._http import HTTPClient
 from ._types import (ExecResult, ExitStatus, Gap, Health, Live, LogChunk,
@@ -122,16 +121,11 @@ class Sandbox:
         server's: the command is ended and the result says ``timed_out``.
         ``request_timeout`` is the client's, unlimited by default.
         A command that cannot start raises :class:`SpawnFailedError`."""
-        o = _options.merge("exec_command", _options.EXEC,
-                           {"work_dir": work_dir or workdir, "env": env,
-                            "timeout_seconds": timeout_seconds,
-                            "user": user, "stdin": stdin,
-                            "encoding": encoding,
-                            "max_output_bytes": max_output_bytes}, {})
-        body = _codec.as_args(command)
-        body.update(_options.run_fields(o))
-        if "timeoutSeconds" in body:
-            body["timeoutSeconds"] = _codec.number(body["timeoutSeconds"])
+        o = _options.exec_options(
+            work_dir=work_dir, workdir=workdir, env=env,
+            timeout_seconds=timeout_seconds, user=user, stdin=stdin,
+            encoding=encoding, max_output_bytes=max_output_bytes)
+        body = _options.exec_body(command, o)
         j = self._call("POST", "/v1/exec", body, request_timeout).json()
         return ExecResult.from_json(j, "base64" if encoding == "base64"
                                     else "utf8")
@@ -143,11 +137,7 @@ class Sandbox:
         ``bufferSize``; no command is the user's login shell."""
         o = _options.merge("create_session", _options.SESSION, options,
                            kwargs)
-        if "tty" in o:
-            o.setdefault("pty", o.pop("tty"))
-        body = _options.run_fields(o)
-        if "pty" in o:
-            body["pty"] = bool(o["pty"])
+        body = _options.session_body(o)
         return Session.from_json(self._call("POST", "/v1/sessions",
                                             body).json())
 
@@ -244,11 +234,7 @@ class Sandbox:
         connection drops: the handle then fails with
         :class:`ConnectionLostError`."""
         o = _options.merge("exec_stream", _options.STREAM, options, kwargs)
-        if "pty" in o:
-            o.setdefault("tty", o.pop("pty"))
-        fields = _options.run_fields(o)
-        if "tty" in o:
-            fields["tty"] = bool(o["tty"])
+        fields = _options.stream_fields(o)
         return ExecStream(self, fields, o)
 
     def attach_session(self, ref: Union[str, Session],
@@ -497,12 +483,10 @@ class AttachHandle(_Handle):
         self._core = AttachCore(o.get("since"), bool(o.get("strict")))
         self._resume = bool(o.get("resume", True))
         self._resume_timeout = float(o.get("resume_timeout", 60.0))
+        self._policy = ResumePolicy(self._resume_timeout)
         self._detached = False
         self._cond = threading.Condition()
         self.reconnects = 0
-        self._stalled_at: Optional[int] = -1
-        self._stall_start = 0.0
-        self._delay = 0.0
         self._ws_conn = sandbox._ws("/v1/sessions/%s/attach%s" % (
             ref, _query(o, self._core.next, True)))
         self._read_attached(self._ws_conn)
@@ -563,25 +547,15 @@ class AttachHandle(_Handle):
         return False
 
     def _reconnect(self) -> ClientConnection:
-        # the backoff and the deadline run on across reconnects that
-        # brought no byte, so that a connection that always breaks at once
-        # is not retried in a tight loop
-        now = time.monotonic()
-        if self._core.next != self._stalled_at:
-            self._stalled_at, self._stall_start = self._core.next, now
-            self._delay = 0.0
-        deadline = self._stall_start + self._resume_timeout
-        delay = self._delay
+        self._policy.lost(self._core.next, time.monotonic())
         attempts = 0
         last: BaseException = ConnectionLostError("lost")
         sid = self._core.session.id if self._core.session else self._ref
         while not self._detached:
-            if delay:
-                if time.monotonic() + delay > deadline:
-                    break
-                time.sleep(delay * (0.5 + random.random() / 2))
-            delay = min(max(delay * 2, 0.05), 2.0)
-            self._delay = delay
+            delay = self._policy.next_delay(time.monotonic())
+            if delay is None:
+                break
+            time.sleep(delay)
             attempts += 1
             since = self._core.next
             path = "/v1/sessions/%s/attach%s" % (

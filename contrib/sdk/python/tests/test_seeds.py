@@ -52,6 +52,12 @@ def workspace(sandbox: lodge.Sandbox) -> Iterator[None]:
             f.write("console.log('index', process.env.NODE_ENV)\n")
     yield
     try:
+        # end the seeds' bash the way a user would, so that it is not
+        # killed in the middle of its start-up files (a root .bashrc may
+        # hold a lock there, such as pyenv rehash's)
+        if sandbox.get_session("shell").running:
+            sandbox.send_input("shell", "exit\n")
+            sandbox.wait_session("shell", 90)
         sandbox.delete_session("shell")
     except lodge.NotFoundError:
         pass
@@ -61,12 +67,13 @@ class Run:
     """An example running as a subprocess, its stdout read as it comes."""
 
     def __init__(self, name: str) -> None:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")  # see output as it comes
         self.p = subprocess.Popen([sys.executable, os.path.join(HERE, name)],
                                   stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
+                                  stderr=subprocess.PIPE, env=env)
         self.out = b""
 
-    def read_until(self, pattern: bytes, timeout: float = 30) -> None:
+    def read_until(self, pattern: bytes, timeout: float = 90) -> None:
         assert self.p.stdout is not None
         deadline = time.monotonic() + timeout
         while not re.search(pattern, self.out):
@@ -78,7 +85,7 @@ class Run:
                 assert b, "exited early: %r %r" % (self.out, self.finish())
                 self.out += b
 
-    def finish(self, timeout: float = 60) -> bytes:
+    def finish(self, timeout: float = 120) -> bytes:
         out, err = self.p.communicate(timeout=timeout)
         self.out += out
         assert self.p.returncode == 0, err.decode()

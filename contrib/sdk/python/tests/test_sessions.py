@@ -20,7 +20,7 @@ def log_has(sandbox: lodge.Sandbox, ref: str, s: bytes) -> bool:
 
 @sc("session.create")
 def test_session_create(sandbox: lodge.Sandbox, sessions: Make) -> None:
-    s = sessions({"command": "bash", "workDir": "/tmp", "pty": True,
+    s = sessions({"command": "bash --norc", "workDir": "/tmp", "pty": True,
                   "cols": 120, "rows": 40})
     assert re.fullmatch("[0-9a-f]{32}", s["id"]) and s.id == s["id"]
     assert s.name and s.name.startswith("t-")

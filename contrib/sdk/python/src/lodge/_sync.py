@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import threading
 import time
-import urllib.parse
-from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional,
-                    Sequence, Union)
+from typing import (Any, Callable, Iterator, List, Mapping, Optional,
+                    Sequence, TypeVar, Union)
 
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection
 from websockets.sync.client import connect as _ws_connect
 from websockets.sync.client import unix_connect as _ws_unix_connect
 
-from . import _codec, _options, _ws
+from . import _codec, _options, _rest, _ws
 from ._core import AttachCore, ResumePolicy, StreamCore, TextDecoders
 from ._endpoint import Endpoint, resolve
 from ._http import HTTPClient
@@ -28,18 +27,15 @@ from ._types import (ExecResult, ExitStatus, Gap, Health, Live, LogChunk,
 from .errors import (APIError, ConnectionLostError, DetachedError,
                      LodgeConnectionError, LodgeError, LodgeTimeoutError)
 
-Data = Union[str, bytes, bytearray, memoryview]
+Data = _rest.Data
+Ref = _rest.Ref
+T = TypeVar("T")
 Options = Optional[Mapping[str, Any]]
 
 #: a since past any session's end: an attach that only waits for the exit
 PAST_END = (1 << 63) - 1
 MAX_ERRORS_KEPT = 100
 
-
-def _ref(ref: Union[str, Session, Mapping[str, Any]]) -> str:
-    if isinstance(ref, Mapping):
-        ref = str(ref["id"])
-    return urllib.parse.quote(str(ref), safe="")
 
 
 def connect(url: Optional[str] = None, token: Optional[str] = None, *,
@@ -89,19 +85,15 @@ class Sandbox:
 
     # REST
 
-    def _call(self, method: str, path: str,
-              body: Optional[Mapping[str, Any]] = None,
-              timeout: Optional[float] = -1.0) -> Any:
-        t = self.request_timeout if timeout == -1.0 else timeout
-        return self._http.request(method, path, body, t)
+    def _do(self, call: "_rest.Call[T]") -> T:
+        t = (self.request_timeout if call.timeout == _rest.DEFAULT_TIMEOUT
+             else call.timeout)
+        return call.parse(self._http.request(call.method, call.path,
+                                             call.body, t))
 
     def health(self) -> Health:
         """GET /v1/health."""
-        j = self._call("GET", "/v1/health").json()
-        return Health(status=j.get("status", ""),
-                      version=j.get("version", ""),
-                      sessions=int(j.get("sessions", 0)),
-                      protocol=j.get("protocol"), limits=j.get("limits"))
+        return self._do(_rest.health())
 
     def exec_command(self, command: Union[str, Sequence[str]], *,
                      workdir: Optional[str] = None,
@@ -125,77 +117,52 @@ class Sandbox:
             work_dir=work_dir, workdir=workdir, env=env,
             timeout_seconds=timeout_seconds, user=user, stdin=stdin,
             encoding=encoding, max_output_bytes=max_output_bytes)
-        body = _options.exec_body(command, o)
-        j = self._call("POST", "/v1/exec", body, request_timeout).json()
-        return ExecResult.from_json(j, "base64" if encoding == "base64"
-                                    else "utf8")
+        return self._do(_rest.exec_command(command, o, request_timeout))
 
     def create_session(self, options: Options = None,
                        **kwargs: Any) -> Session:
         """Start a session: ``name``, ``command`` (or ``args``),
         ``workDir``, ``env``, ``user``, ``pty``, ``cols``, ``rows``,
         ``bufferSize``; no command is the user's login shell."""
-        o = _options.merge("create_session", _options.SESSION, options,
-                           kwargs)
-        body = _options.session_body(o)
-        return Session.from_json(self._call("POST", "/v1/sessions",
-                                            body).json())
+        return self._do(_rest.create_session(_options.merge(
+            "create_session", _options.SESSION, options, kwargs)))
 
     def list_sessions(self) -> List[Session]:
         """Every session, running and exited."""
-        j = self._call("GET", "/v1/sessions").json()
-        return [Session.from_json(s) for s in j.get("sessions", [])]
+        return self._do(_rest.list_sessions())
 
-    def get_session(self, ref: Union[str, Session]) -> Session:
+    def get_session(self, ref: Ref) -> Session:
         """A session by id or name, current."""
-        return Session.from_json(self._call(
-            "GET", "/v1/sessions/" + _ref(ref)).json())
+        return self._do(_rest.get_session(ref))
 
-    def delete_session(self, ref: Union[str, Session]) -> None:
+    def delete_session(self, ref: Ref) -> None:
         """End a session's processes and forget it; returns once they are
         gone."""
-        self._call("DELETE", "/v1/sessions/" + _ref(ref))
+        self._do(_rest.delete_session(ref))
 
-    def signal_session(self, ref: Union[str, Session],
-                       signal: Union[str, int]) -> None:
+    def signal_session(self, ref: Ref, signal: Union[str, int]) -> None:
         """Send a signal (``"INT"``, ``"RTMIN+3"``, 9) without attaching."""
-        self._call("POST", "/v1/sessions/%s/signal" % _ref(ref),
-                   {"signal": signal})
+        self._do(_rest.signal_session(ref, signal))
 
-    def send_input(self, ref: Union[str, Session], data: Data) -> None:
+    def send_input(self, ref: Ref, data: Data) -> None:
         """Queue input for a session's process without attaching; bytes
-        that are not UTF-8 are sent as base64."""
-        body: Dict[str, Any]
-        if isinstance(data, str):
-            body = {"data": data}
-        else:
-            import base64
-            body = {"dataBase64": base64.b64encode(bytes(data)).decode()}
-        self._call("POST", "/v1/sessions/%s/input" % _ref(ref), body)
+        are sent as base64."""
+        self._do(_rest.send_input(ref, data))
 
-    def resize_session(self, ref: Union[str, Session], cols: int,
-                       rows: int) -> None:
+    def resize_session(self, ref: Ref, cols: int, rows: int) -> None:
         """Set a PTY session's size without attaching."""
-        self._call("POST", "/v1/sessions/%s/resize" % _ref(ref),
-                   {"cols": cols, "rows": rows})
+        self._do(_rest.resize_session(ref, cols, rows))
 
-    def session_log(self, ref: Union[str, Session],
-                    since: Optional[int] = None) -> bytes:
+    def session_log(self, ref: Ref, since: Optional[int] = None) -> bytes:
         """The output held in a session's ring, as bytes."""
         return self.session_log_chunk(ref, since).data
 
-    def session_log_chunk(self, ref: Union[str, Session],
+    def session_log_chunk(self, ref: Ref,
                           since: Optional[int] = None) -> LogChunk:
         """The ring's bytes from ``since`` with the offsets they span."""
-        path = "/v1/sessions/%s/log" % _ref(ref)
-        if since is not None:
-            path += "?since=%d" % since
-        r = self._http.request("GET", path, None, self.request_timeout)
-        return LogChunk(data=r.body,
-                        start=int(r.headers.get("lodge-log-start", 0)),
-                        end=int(r.headers.get("lodge-log-end", 0)))
+        return self._do(_rest.session_log(ref, since))
 
-    def wait_session(self, ref: Union[str, Session],
+    def wait_session(self, ref: Ref,
                      timeout: Optional[float] = None) -> ExitStatus:
         """Wait for a session's process to exit (at once if it has).
         Raises :class:`LodgeTimeoutError` after ``timeout`` seconds."""
@@ -237,7 +204,7 @@ class Sandbox:
         fields = _options.stream_fields(o)
         return ExecStream(self, fields, o)
 
-    def attach_session(self, ref: Union[str, Session],
+    def attach_session(self, ref: Ref,
                        options: Options = None,
                        **kwargs: Any) -> "AttachHandle":
         """Attach to a session: the ring's replay, then live output.
@@ -251,7 +218,7 @@ class Sandbox:
         ``onExit``, ``onError``."""
         o = _options.merge("attach_session", _options.ATTACH, options,
                            kwargs)
-        return AttachHandle(self, _ref(ref), o)
+        return AttachHandle(self, _rest.ref(ref), o)
 
 
 def _query(o: Mapping[str, Any], since: Optional[int],

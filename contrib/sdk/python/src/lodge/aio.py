@@ -19,19 +19,19 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from typing import (Any, AsyncIterator, Callable, Dict, List, Mapping,
-                    Optional, Sequence, Union)
+from typing import (Any, AsyncIterator, List, Mapping, Optional, Sequence,
+                    TypeVar, Union)
 
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as _ws_connect
 from websockets.asyncio.client import unix_connect as _ws_unix_connect
 from websockets.exceptions import ConnectionClosed
 
-from . import _codec, _options, _ws
+from . import _codec, _options, _rest, _ws
 from ._ahttp import AsyncHTTPClient
 from ._core import AttachCore, ResumePolicy, StreamCore, TextDecoders
 from ._endpoint import Endpoint, resolve
-from ._sync import MAX_ERRORS_KEPT, PAST_END, _query, _ref
+from ._sync import MAX_ERRORS_KEPT, PAST_END, _query
 from ._types import (Event, ExecResult, ExitStatus, Gap, Health, Live,
                      LogChunk, Output, Reconnected, Session)
 from .errors import (APIError, ConnectionLostError, DetachedError,
@@ -40,7 +40,9 @@ from .errors import (APIError, ConnectionLostError, DetachedError,
 __all__ = ["connect", "AsyncSandbox", "AsyncExecStream",
            "AsyncAttachHandle"]
 
-Data = Union[str, bytes, bytearray, memoryview]
+Data = _rest.Data
+Ref = _rest.Ref
+T = TypeVar("T")
 Options = Optional[Mapping[str, Any]]
 
 
@@ -74,18 +76,14 @@ class AsyncSandbox:
     async def close(self) -> None:
         await self._http.close()
 
-    async def _call(self, method: str, path: str,
-                    body: Optional[Mapping[str, Any]] = None,
-                    timeout: Optional[float] = -1.0) -> Any:
-        t = self.request_timeout if timeout == -1.0 else timeout
-        return await self._http.request(method, path, body, t)
+    async def _do(self, call: "_rest.Call[T]") -> T:
+        t = (self.request_timeout if call.timeout == _rest.DEFAULT_TIMEOUT
+             else call.timeout)
+        return call.parse(await self._http.request(call.method, call.path,
+                                                   call.body, t))
 
     async def health(self) -> Health:
-        j = (await self._call("GET", "/v1/health")).json()
-        return Health(status=j.get("status", ""),
-                      version=j.get("version", ""),
-                      sessions=int(j.get("sessions", 0)),
-                      protocol=j.get("protocol"), limits=j.get("limits"))
+        return await self._do(_rest.health())
 
     async def exec_command(self, command: Union[str, Sequence[str]], *,
                            workdir: Optional[str] = None,
@@ -103,63 +101,42 @@ class AsyncSandbox:
             work_dir=work_dir, workdir=workdir, env=env,
             timeout_seconds=timeout_seconds, user=user, stdin=stdin,
             encoding=encoding, max_output_bytes=max_output_bytes)
-        r = await self._call("POST", "/v1/exec",
-                             _options.exec_body(command, o), request_timeout)
-        return ExecResult.from_json(r.json(), "base64"
-                                    if encoding == "base64" else "utf8")
+        return await self._do(_rest.exec_command(command, o,
+                                                 request_timeout))
 
     async def create_session(self, options: Options = None,
                              **kwargs: Any) -> Session:
-        o = _options.merge("create_session", _options.SESSION, options,
-                           kwargs)
-        r = await self._call("POST", "/v1/sessions", _options.session_body(o))
-        return Session.from_json(r.json())
+        return await self._do(_rest.create_session(_options.merge(
+            "create_session", _options.SESSION, options, kwargs)))
 
     async def list_sessions(self) -> List[Session]:
-        j = (await self._call("GET", "/v1/sessions")).json()
-        return [Session.from_json(s) for s in j.get("sessions", [])]
+        return await self._do(_rest.list_sessions())
 
-    async def get_session(self, ref: Union[str, Session]) -> Session:
-        r = await self._call("GET", "/v1/sessions/" + _ref(ref))
-        return Session.from_json(r.json())
+    async def get_session(self, ref: Ref) -> Session:
+        return await self._do(_rest.get_session(ref))
 
-    async def delete_session(self, ref: Union[str, Session]) -> None:
-        await self._call("DELETE", "/v1/sessions/" + _ref(ref))
+    async def delete_session(self, ref: Ref) -> None:
+        await self._do(_rest.delete_session(ref))
 
-    async def signal_session(self, ref: Union[str, Session],
+    async def signal_session(self, ref: Ref,
                              signal: Union[str, int]) -> None:
-        await self._call("POST", "/v1/sessions/%s/signal" % _ref(ref),
-                         {"signal": signal})
+        await self._do(_rest.signal_session(ref, signal))
 
-    async def send_input(self, ref: Union[str, Session], data: Data) -> None:
-        body: Dict[str, Any]
-        if isinstance(data, str):
-            body = {"data": data}
-        else:
-            import base64
-            body = {"dataBase64": base64.b64encode(bytes(data)).decode()}
-        await self._call("POST", "/v1/sessions/%s/input" % _ref(ref), body)
+    async def send_input(self, ref: Ref, data: Data) -> None:
+        await self._do(_rest.send_input(ref, data))
 
-    async def resize_session(self, ref: Union[str, Session], cols: int,
-                             rows: int) -> None:
-        await self._call("POST", "/v1/sessions/%s/resize" % _ref(ref),
-                         {"cols": cols, "rows": rows})
+    async def resize_session(self, ref: Ref, cols: int, rows: int) -> None:
+        await self._do(_rest.resize_session(ref, cols, rows))
 
-    async def session_log(self, ref: Union[str, Session],
+    async def session_log(self, ref: Ref,
                           since: Optional[int] = None) -> bytes:
         return (await self.session_log_chunk(ref, since)).data
 
-    async def session_log_chunk(self, ref: Union[str, Session],
+    async def session_log_chunk(self, ref: Ref,
                                 since: Optional[int] = None) -> LogChunk:
-        path = "/v1/sessions/%s/log" % _ref(ref)
-        if since is not None:
-            path += "?since=%d" % since
-        r = await self._call("GET", path)
-        return LogChunk(data=r.body,
-                        start=int(r.headers.get("lodge-log-start", 0)),
-                        end=int(r.headers.get("lodge-log-end", 0)))
+        return await self._do(_rest.session_log(ref, since))
 
-    async def wait_session(self, ref: Union[str, Session],
+    async def wait_session(self, ref: Ref,
                            timeout: Optional[float] = None) -> ExitStatus:
         h = await self.attach_session(ref, since=PAST_END, read_only=True)
         try:
@@ -191,15 +168,28 @@ class AsyncSandbox:
         await h._start(_options.stream_fields(o))
         return h
 
-    async def attach_session(self, ref: Union[str, Session],
+    async def attach_session(self, ref: Ref,
                              options: Options = None,
                              **kwargs: Any) -> "AsyncAttachHandle":
         """See :meth:`lodge.Sandbox.attach_session`."""
         o = _options.merge("attach_session", _options.ATTACH, options,
                            kwargs)
-        h = AsyncAttachHandle(self, _ref(ref), o)
+        h = AsyncAttachHandle(self, _rest.ref(ref), o)
         await h._open()
         return h
+
+
+async def _frames(ws: ClientConnection,
+                  core: Union[StreamCore, AttachCore]) -> AsyncIterator[Any]:
+    """The events of one connection, until the exit or its loss."""
+    try:
+        async for frame in ws:
+            for ev in core.feed(_codec.unpack(frame)):
+                yield ev
+            if core.exit is not None:
+                return
+    except ConnectionClosed:
+        pass
 
 
 class _AsyncHandle:
@@ -400,16 +390,11 @@ class AsyncExecStream(_AsyncHandle):
             self._start_reader()
 
     async def _events(self) -> AsyncIterator[Any]:
-        ws = self._ws_conn
-        assert ws is not None
-        try:
-            async for frame in ws:
-                for ev in self._core.feed(_codec.unpack(frame)):
-                    yield ev
-                if self._core.exit is not None:
-                    return
-        except ConnectionClosed:
-            pass
+        assert self._ws_conn is not None
+        async for ev in _frames(self._ws_conn, self._core):
+            yield ev
+        if self._core.exit is not None:
+            return
         why = ("closed by the client" if self._closing
                else "the connection was lost")
         raise ConnectionLostError("exec stream %d ended without exit: %s; "
@@ -528,14 +513,10 @@ class AsyncAttachHandle(_AsyncHandle):
         while True:
             ws = self._ws_conn
             assert ws is not None
-            try:
-                async for frame in ws:
-                    for ev in self._core.feed(_codec.unpack(frame)):
-                        yield ev
-                    if self._core.exit is not None:
-                        return
-            except ConnectionClosed:
-                pass
+            async for ev in _frames(ws, self._core):
+                yield ev
+            if self._core.exit is not None:
+                return
             await ws.close()
             if self._detached:
                 raise DetachedError("detached")

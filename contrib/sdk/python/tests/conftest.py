@@ -107,7 +107,7 @@ def pid_gone(pid: int) -> bool:
     try:
         with open("/proc/%d/stat" % pid) as f:
             return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
+    except OSError:  # gone while we looked
         return True
 
 

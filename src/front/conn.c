@@ -9,6 +9,7 @@
  * trusted, closes.
  */
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -124,6 +125,8 @@ conn_new(int fd, struct listener *l)
 {
 	struct conn	*c;
 	struct peer_key	 k;
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
 
 	if (conn_admit(fd, l, &k) == -1)
 		return (NULL);
@@ -135,6 +138,10 @@ conn_new(int fd, struct listener *l)
 	c->fd = fd;
 	c->l = l;
 	c->peer_uid = k.is_unix ? (uid_t)k.uid : (uid_t)-1;
+	c->peer_pid = -1;
+	if (k.is_unix && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred,
+	    &len) == 0)
+		c->peer_pid = cred.pid;
 	if ((c->buf = malloc(front->conf.max_head + 1)) == NULL ||
 	    (c->peer = peer_hold(&k)) == NULL) {
 		free(c->buf);
@@ -417,15 +424,17 @@ conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
 		return (-1);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, s == NULL ? 4 : 2);
+	msgpack_pack_map(&pk, s == NULL ? 6 : 2);
 	mpack_kv_str(&pk, "type", type);
 	mpack_kv_bool(&pk, "fd", 1);
 	if (s == NULL) {
 		/* A restricted peer's stream may run only as that peer. */
-		mpack_kv_int(&pk, "peerUid", peer == (uid_t)-1 ? -1 :
-		    (int64_t)peer);
+		rc = conn_pack_peer(c, &pk, peer != (uid_t)-1);
 		front_pack_limits(&pk);
-		rc = spawner_send(&sb, fd);
+		if (rc == 0)
+			rc = spawner_send(&sb, fd);
+		else
+			close(fd);
 	} else
 		rc = registry_request(s, NULL, &sb, fd);
 	msgpack_sbuffer_destroy(&sb);
@@ -445,6 +454,80 @@ conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
 	c->closed = 1;
 	lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
 	return (0);
+}
+
+/*
+ * The RLIMIT_NPROC of process pid, if it still runs as uid: from
+ * /proc/PID/limits, which root may read without CAP_SYS_RESOURCE (that
+ * prlimit() would need).  0 or -1.
+ */
+static int
+conn_peer_nproc(pid_t pid, uid_t uid, struct rlimit *rl)
+{
+	FILE		*f;
+	char		 path[64], line[256], soft[32], hard[32];
+	unsigned int	 r, e;
+	int		 found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (pid <= 0 || (f = fopen(path, "re")) == NULL)
+		return (-1);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Uid: %u %u", &r, &e) == 2)
+			found = (e == uid);
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	if (!found || (f = fopen(path, "re")) == NULL)
+		return (-1);
+	found = 0;
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "Max processes ", 14) != 0 ||
+		    sscanf(line + 14, "%31s %31s", soft, hard) != 2)
+			continue;
+		rl->rlim_cur = strcmp(soft, "unlimited") == 0 ? RLIM_INFINITY :
+		    strtoull(soft, NULL, 10);
+		rl->rlim_max = strcmp(hard, "unlimited") == 0 ? RLIM_INFINITY :
+		    strtoull(hard, NULL, 10);
+		found = 1;
+	}
+	fclose(f);
+	return (found ? 0 : -1);
+}
+
+/*
+ * What the template needs to hold a restricted peer to its own limits, as
+ * three map entries: its uid ("peerUid", -1 for others), the RLIMIT_NPROC
+ * of the process that connected, read now ("peerNproc", nil for others),
+ * and the per-user cap ("peerMax").  -1 when that process is gone (or is
+ * someone else's now): its limit is unknown, so the request is refused.
+ */
+int
+conn_pack_peer(struct conn *c, msgpack_packer *pk, int restricted)
+{
+	struct rlimit	rl;
+	int		rc = 0;
+
+	mpack_kv_int(pk, "peerUid", restricted ? (int64_t)c->peer_uid : -1);
+	mpack_kv_int(pk, "peerMax", front->conf.max_execs_per_user);
+	mpack_str(pk, "peerNproc");
+	if (!restricted) {
+		msgpack_pack_nil(pk);
+		return (0);
+	}
+	if (conn_peer_nproc(c->peer_pid, c->peer_uid, &rl) == -1) {
+		rl.rlim_cur = rl.rlim_max = 0;
+		rc = -1;
+	}
+	msgpack_pack_array(pk, 2);
+	if (rl.rlim_cur == RLIM_INFINITY)
+		msgpack_pack_int64(pk, -1);
+	else
+		msgpack_pack_uint64(pk, rl.rlim_cur);
+	if (rl.rlim_max == RLIM_INFINITY)
+		msgpack_pack_int64(pk, -1);
+	else
+		msgpack_pack_uint64(pk, rl.rlim_max);
+	return (rc);
 }
 
 int

@@ -185,13 +185,14 @@ exec_exited(const msgpack_object *o)
 	exec_free(e);
 }
 
-/* The template could not start the command. */
+/* The template could not start the command, or a limit refused it. */
 void
 exec_spawned(const msgpack_object *o)
 {
 	struct exec_call	*e;
 	const char		*msg;
 	size_t			 len;
+	int64_t			 status = 422;
 
 	if ((e = exec_find(o)) == NULL)
 		return;
@@ -199,9 +200,10 @@ exec_spawned(const msgpack_object *o)
 		msg = "cannot start the command";
 		len = strlen(msg);
 	}
+	(void)mpack_get_int(o, "status", 400, 599, &status);
 	if (e->conn != NULL)
-		conn_reply_error(e->conn, 422, "spawn_failed", "%.*s", (int)len,
-		    msg);
+		conn_reply_error(e->conn, (int)status, status == 503 ?
+		    "unavailable" : "spawn_failed", "%.*s", (int)len, msg);
 	exec_free(e);
 }
 
@@ -262,7 +264,7 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 9);
+	msgpack_pack_map(&pk, 12);
 	mpack_kv_str(&pk, "type", "exec");
 	mpack_kv_int(&pk, "id", e->id);
 	mpack_kv_int(&pk, "maxOutput", (int64_t)e->max_output);
@@ -272,6 +274,14 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 	mpack_kv_str(&pk, "home", pw->pw_dir);
 	mpack_kv_str(&pk, "shell", pw->pw_shell != NULL &&
 	    pw->pw_shell[0] != '\0' ? pw->pw_shell : "/bin/sh");
+	if (conn_pack_peer(c, &pk, c->l->is_unix && c->peer_uid != 0) ==
+	    -1) {
+		msgpack_sbuffer_destroy(&sb);
+		free(e);
+		conn_reply_error(c, 503, "unavailable", "cannot read the "
+		    "process limit of the connecting process");
+		return;
+	}
 	mpack_str(&pk, "req");
 	msgpack_pack_object(&pk, *o);
 	r = spawner_send(&sb, -1);

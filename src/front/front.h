@@ -53,6 +53,8 @@ struct front_config {
 	int		 nhosts;
 	int		 max_conns;	/* connections the front holds */
 	int		 max_peer_conns; /* ... of them for one peer */
+	int		 max_execs_per_user;	/* restricted peers; 0: none */
+	int		 no_cgroup;	/* the process tree, not cgroups */
 };
 
 struct front {
@@ -118,6 +120,7 @@ struct conn {
 	struct listener		*l;
 	struct peer		*peer;
 	uid_t			 peer_uid;	/* Unix sockets */
+	pid_t			 peer_pid;	/* who connected, Unix sockets */
 	enum conn_state		 state;
 	char			*buf;		/* head (peeked), then body */
 	size_t			 buflen;
@@ -199,6 +202,7 @@ void	conn_reply_body(struct conn *, int status, const char *ctype,
 	    const char *body, size_t len);
 int	conn_handoff(struct conn *, struct session *);
 int	conn_handoff_stream(struct conn *, uid_t peer);
+int	conn_pack_peer(struct conn *, msgpack_packer *, int restricted);
 void	conn_worker_reply(struct conn *, const msgpack_object *);
 int	conn_start_body(struct conn *, size_t);
 

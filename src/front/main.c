@@ -55,6 +55,7 @@ usage(int status)
 "              [--max-message-size BYTES] [--ping-interval SECONDS]\n"
 "              [--exited-ttl SECONDS] [--socket-group GROUP]\n"
 "              [--allow-origin ORIGIN]... [--allow-host NAME]...\n"
+"              [--max-execs-per-user N] [--no-cgroup]\n"
 "              [-v] [--help] [--version]\n");
 	exit(status);
 }
@@ -82,7 +83,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	    O_VERSION, O_MAXSESS, O_MAXBUF, O_MAXBODY, O_MAXHEAD, O_HEADTO,
 	    O_IDLETO, O_MAXOUT, O_DEFOUT, O_MAXCLI, O_MAXMSG, O_PING, O_TTL,
 	    O_SOCKGRP, O_ORIGIN, O_HOST, O_WRITETO, O_MAXCONN,
-	    O_MAXPEER };
+	    O_MAXPEER, O_PEREXEC, O_NOCGROUP };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "runtime-dir", required_argument, NULL, O_RUNDIR },
@@ -110,6 +111,8 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		{ "max-connections", required_argument, NULL, O_MAXCONN },
 		{ "max-peer-connections", required_argument, NULL,
 		    O_MAXPEER },
+		{ "max-execs-per-user", required_argument, NULL, O_PEREXEC },
+		{ "no-cgroup", no_argument, NULL, O_NOCGROUP },
 		{ NULL, 0, NULL, 0 }
 	};
 	int	ch;
@@ -127,6 +130,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	conf->head_timeout = 10;
 	conf->idle_timeout = 120;
 	conf->write_timeout = 60;
+	conf->max_execs_per_user = 64;
 	while ((ch = getopt_long(argc, argv, "fhvV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_LISTEN:
@@ -247,6 +251,13 @@ parse_options(int argc, char **argv, struct front_config *conf)
 			}
 			strlcpy(conf->hosts[conf->nhosts++], optarg,
 			    sizeof(conf->hosts[0]));
+			break;
+		case O_PEREXEC:
+			conf->max_execs_per_user = (int)parse_number(
+			    "--max-execs-per-user", optarg, 0, 1000000);
+			break;
+		case O_NOCGROUP:
+			conf->no_cgroup = 1;
 			break;
 		case 'h':
 		case O_HELP:

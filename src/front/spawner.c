@@ -36,7 +36,7 @@ static struct {
 int
 spawner_start(void)
 {
-	char	*argv[5];
+	char	*argv[6];
 	int	 sp[2], gate[2], argc = 0;
 	char	 c;
 	pid_t	 pid;
@@ -55,8 +55,9 @@ spawner_start(void)
 	argv[argc++] = "lodged";
 	argv[argc++] = "--template";
 	argv[argc++] = front->conf.foreground ? "-f" : "-s";
-	if (front->conf.verbose)
-		argv[argc++] = "-v";
+	argv[argc++] = front->conf.verbose ? "-v" : "-q";
+	if (front->conf.no_cgroup)
+		argv[argc++] = "--no-cgroup";
 	argv[argc] = NULL;
 	switch (pid = fork()) {
 	case -1:

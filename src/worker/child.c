@@ -3,12 +3,15 @@
  *
  * The child gets its own session and process group, the PTY as controlling
  * terminal (or three pipes), fds 0-2 only, default signal dispositions and
- * an empty mask.  A failure before or in execve travels back through a
+ * an empty mask.  It joins its group (contain.c) first, takes the peer's
+ * process limit, dies with its parent, and looks its program up in PATH
+ * as the user, after the uid change, as execvp would.  A failure before or in execve travels back through a
  * close-on-exec pipe as a stage and an errno, so the caller reports why the
  * command could not start instead of inventing an exit code.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -32,6 +35,7 @@ enum child_stage {
 	CHILD_STAGE_TTY,
 	CHILD_STAGE_CHDIR,
 	CHILD_STAGE_USER,
+	CHILD_STAGE_RESOLVE,
 	CHILD_STAGE_EXEC,
 };
 
@@ -167,6 +171,7 @@ child_stage_name(int stage)
 		return ("cannot change to workDir");
 	case CHILD_STAGE_USER:
 		return ("cannot become the user");
+	case CHILD_STAGE_RESOLVE:
 	case CHILD_STAGE_EXEC:
 		return ("cannot execute");
 	default:
@@ -245,6 +250,25 @@ child_fd_limit(rlim_t want)
 	(void)setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+/*
+ * Take a peer's RLIMIT_NPROC, within this process's hard limit (raising
+ * it needs CAP_SYS_RESOURCE, which root may lack).  Only syscalls: the
+ * vfork child calls it.
+ */
+int
+child_limit_nproc(const struct rlimit *want)
+{
+	struct rlimit	rl, cur;
+
+	rl = *want;
+	if (getrlimit(RLIMIT_NPROC, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
+	    (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > cur.rlim_max))
+		rl.rlim_max = cur.rlim_max;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > rl.rlim_max)
+		rl.rlim_cur = rl.rlim_max;
+	return (setrlimit(RLIMIT_NPROC, &rl));
+}
+
 /* The value of NAME in an environment vector, or NULL. */
 static const char *
 child_getenv(char **envp, const char *name)
@@ -257,36 +281,43 @@ child_getenv(char **envp, const char *name)
 	return (NULL);
 }
 
-int
-child_resolve(const char *file, char **envp, char *out, size_t outlen)
+/*
+ * In the child, after the uid change: find FILE in PATH as execvp does, so
+ * the lookup sees only what the user may see.  Only syscalls and string
+ * functions: this is a vfork child.  0 or an errno.
+ */
+static int
+child_resolve(const char *file, const char *pathenv, char *out,
+    size_t outlen)
 {
-	const char	*path, *p, *colon;
-	size_t		 dlen;
+	const char	*p, *colon;
+	size_t		 dlen, flen = strlen(file);
 	int		 saw_eacces = 0;
+	struct stat	 st;
 
 	if (file[0] == '\0')
 		return (ENOENT);
 	if (strchr(file, '/') != NULL) {
-		if (strlcpy(out, file, outlen) >= outlen)
+		if (flen >= outlen)
 			return (ENAMETOOLONG);
+		memcpy(out, file, flen + 1);
 		return (0);
 	}
-	if ((path = child_getenv(envp, "PATH")) == NULL)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (p = path; ; p = colon + 1) {
+	for (p = pathenv; ; p = colon + 1) {
 		colon = strchr(p, ':');
 		dlen = colon != NULL ? (size_t)(colon - p) : strlen(p);
-		if (dlen == 0)
-			snprintf(out, outlen, "%s", file);
-		else
-			snprintf(out, outlen, "%.*s/%s", (int)dlen, p, file);
-		if (access(out, X_OK) == 0) {
-			struct stat st;
-
-			if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
-				return (0);
-		} else if (errno == EACCES)
-			saw_eacces = 1;
+		if (dlen + 1 + flen < outlen) {
+			/* An empty entry is the working directory. */
+			memcpy(out, p, dlen);
+			if (dlen > 0)
+				out[dlen++] = '/';
+			memcpy(out + dlen, file, flen + 1);
+			if (access(out, X_OK) == 0) {
+				if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
+					return (0);
+			} else if (errno == EACCES)
+				saw_eacces = 1;
+		}
 		if (colon == NULL)
 			break;
 	}
@@ -326,17 +357,32 @@ child_default_signal(int sig)
 	(void)syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask));
 }
 
+/* What the vfork child needs, all of it made before the vfork. */
+struct child_args {
+	const struct child_spec	*s;
+	const char		*file;		/* to look up in PATH */
+	const char		*pathenv;
+	char			*path;		/* the parent's: what was run */
+	size_t			 pathlen;
+	char			**shargv;
+	const char		*slave;
+	pid_t			 parent;
+	int			 in, out, err, errfd;
+};
+
 /*
  * In the child, after vfork: everything up to execve.  It shares the
- * parent's memory, so it writes only to its own stack and makes syscalls.
+ * parent's memory, so it writes only to its own stack and to a->path (the
+ * parent reads there what it tried to run), and makes syscalls.
  */
 static void __attribute__((noreturn))
-child_exec(const struct child_spec *s, const char *path, char **shargv,
-    const char *slave, int in, int out, int err, int errfd)
+child_exec(const struct child_args *a)
 {
+	const struct child_spec	*s = a->s;
 	struct sigaction	 sa;
 	sigset_t		 set;
-	int			 fd, sig;
+	int			 fd, sig, rc, errfd = a->errfd;
+	int			 in = a->in, out = a->out, err = a->err;
 
 	/* execve resets caught signals itself; ignored ones it keeps. */
 	memset(&sa, 0, sizeof(sa));
@@ -350,17 +396,32 @@ child_exec(const struct child_spec *s, const char *path, char **shargv,
 	sigemptyset(&set);
 	sigprocmask(SIG_SETMASK, &set, NULL);
 
+	/* Into the group before anything else can fork: none escapes it. */
+	if (s->cgroup_fd != -1 && write(s->cgroup_fd, "0", 1) == -1)
+		child_fail(errfd, CHILD_STAGE_SETUP);
 	if (setsid() == -1)
 		child_fail(errfd, CHILD_STAGE_SETUP);
 	if (child_nofile_saved)
 		(void)setrlimit(RLIMIT_NOFILE, &child_nofile);
+	/* Before the uid change, which then checks it as login(1) does. */
+	if (s->set_nproc && child_limit_nproc(&s->nproc) == -1)
+		child_fail(errfd, CHILD_STAGE_SETUP);
 	if (s->setuser) {
 		if (setgroups(s->ngroups, s->groups) == -1 ||
 		    setgid(s->gid) == -1 || setuid(s->uid) == -1)
 			child_fail(errfd, CHILD_STAGE_USER);
 	}
-	if (slave != NULL) {
-		if ((fd = open(slave, O_RDWR)) == -1)
+	/*
+	 * Die with the parent (a crashed worker, a killed template).  Set
+	 * after the uid change, which clears it; a parent already gone is
+	 * seen in getppid().
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		child_fail(errfd, CHILD_STAGE_SETUP);
+	if (getppid() != a->parent)
+		_exit(127);
+	if (a->slave != NULL) {
+		if ((fd = open(a->slave, O_RDWR)) == -1)
 			child_fail(errfd, CHILD_STAGE_TTY);
 		if (ioctl(fd, TIOCSCTTY, 0) == -1)
 			child_fail(errfd, CHILD_STAGE_TTY);
@@ -384,17 +445,21 @@ child_exec(const struct child_spec *s, const char *path, char **shargv,
 	closefrom(4);
 	if (s->workdir != NULL && chdir(s->workdir) == -1)
 		child_fail(errfd, CHILD_STAGE_CHDIR);
-	execve(path, s->argv, s->envp);
+	if ((rc = child_resolve(a->file, a->pathenv, a->path,
+	    a->pathlen)) != 0) {
+		errno = rc;
+		child_fail(errfd, CHILD_STAGE_RESOLVE);
+	}
+	execve(a->path, s->argv, s->envp);
 	/* Like execvp: a file without #! is a script for /bin/sh. */
-	if (errno == ENOEXEC && shargv != NULL)
-		execve("/bin/sh", shargv, s->envp);
+	if (errno == ENOEXEC && a->shargv != NULL)
+		execve("/bin/sh", a->shargv, s->envp);
 	child_fail(errfd, CHILD_STAGE_EXEC);
 }
 
 /* vfork, kept apart so no caller's variable lives across it. */
 static pid_t __attribute__((noinline))
-child_vfork(const struct child_spec *s, const char *path, char **shargv,
-    const char *slave, int in, int out, int err, int errfd)
+child_vfork(const struct child_args *a)
 {
 	sigset_t	all, old;
 	pid_t		pid;
@@ -404,7 +469,7 @@ child_vfork(const struct child_spec *s, const char *path, char **shargv,
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = vfork();
 	if (pid == 0)
-		child_exec(s, path, shargv, slave, in, out, err, errfd);
+		child_exec(a);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return (pid);
 }
@@ -424,12 +489,13 @@ child_start(const struct child_spec *s, struct child *c, char *why,
     size_t whylen)
 {
 	struct child_error	 ce;
+	struct child_args	 a;
 	struct winsize		 ws;
 	char			 slave[128], path[PATH_MAX];
-	const char		*file;
+	const char		*file, *pathenv;
 	int			 ep[2] = { -1, -1 }, ip[2] = { -1, -1 };
 	int			 op[2] = { -1, -1 }, xp[2] = { -1, -1 };
-	int			 master = -1, rc, in, out, err;
+	int			 master = -1, in, out, err;
 	char			**shargv = NULL;
 	ssize_t			 i;
 	ssize_t			 n;
@@ -441,11 +507,9 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 	file = s->login ? child_getenv(s->envp, "SHELL") : s->argv[0];
 	if (file == NULL)
 		file = "/bin/sh";
-	if ((rc = child_resolve(file, s->envp, path, sizeof(path))) != 0) {
-		snprintf(why, whylen, "cannot execute '%s': %s", file,
-		    strerror(rc));
-		return (-1);
-	}
+	if ((pathenv = child_getenv(s->envp, "PATH")) == NULL)
+		pathenv = "/usr/local/bin:/usr/bin:/bin";
+	path[0] = '\0';
 	if (pipe2(ep, O_CLOEXEC) == -1)
 		goto syserr;
 	if (s->pty) {
@@ -484,8 +548,20 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 			shargv[i + 1] = s->argv[i];
 	}
 	child_find_ignored();
-	pid = child_vfork(s, path, shargv, s->pty ? slave : NULL, in, out,
-	    err, ep[1]);
+	memset(&a, 0, sizeof(a));
+	a.s = s;
+	a.file = file;
+	a.pathenv = pathenv;
+	a.path = path;
+	a.pathlen = sizeof(path);
+	a.shargv = shargv;
+	a.slave = s->pty ? slave : NULL;
+	a.parent = getpid();
+	a.in = in;
+	a.out = out;
+	a.err = err;
+	a.errfd = ep[1];
+	pid = child_vfork(&a);
 	free(shargv);
 	shargv = NULL;
 	if (pid == -1)
@@ -509,6 +585,10 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 		if (ce.stage == CHILD_STAGE_CHDIR)
 			snprintf(why, whylen, "%s '%s': %s",
 			    child_stage_name(ce.stage), s->workdir,
+			    strerror(ce.err));
+		else if (ce.stage == CHILD_STAGE_RESOLVE)
+			snprintf(why, whylen, "%s '%s': %s",
+			    child_stage_name(ce.stage), file,
 			    strerror(ce.err));
 		else if (ce.stage == CHILD_STAGE_EXEC)
 			snprintf(why, whylen, "%s '%s': %s",

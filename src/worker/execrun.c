@@ -3,8 +3,12 @@
  *
  * The template starts each command with vfork on pipes of its own, writes
  * the request's stdin, reads stdout and stderr, reaps the command and
- * enforces its timeout (TERM to the process group, KILL after a grace
- * time).  Output goes to the front in "output" frames as it comes, at most
+ * enforces its timeout (TERM to all the command started, KILL after a
+ * grace time).  Each command has a group of its own (contain.c); what is
+ * left in it when the call ends is killed, and so is every command in
+ * flight when the template leaves (its front is gone: nobody can get the
+ * result) or dies (the command's parent-death signal, and the next
+ * template's sweep of the groups).  Output goes to the front in "output" frames as it comes, at most
  * maxOutput bytes of each stream (the rest is read and dropped, so the
  * command never blocks on a full pipe); then one "exited" frame.  Small
  * output rides in the "exited" frame itself: an exec call costs the front
@@ -62,6 +66,8 @@ struct execrun {
 	int64_t			 deadline_ms;	/* 0: none */
 	int64_t			 kill_ms;	/* KILL at, 0: not yet */
 	int64_t			 drain_ms;	/* give up on the pipes at */
+	int64_t			 peer;		/* restricted peer's uid, or -1 */
+	struct contain		 group;
 };
 
 static LIST_HEAD(, execrun) execruns = LIST_HEAD_INITIALIZER(execruns);
@@ -82,9 +88,10 @@ execrun_send(struct ctl *c, msgpack_sbuffer *sb)
 		log_warnx("template: cannot answer the front");
 }
 
-/* A command that did not start: the front answers 422. */
+/* A command not started: "spawned" with the status the front answers. */
 static void
-execrun_failed(struct ctl *c, int64_t id, const char *why)
+execrun_answer(struct ctl *c, int64_t id, int status, const char *code,
+    const char *why)
 {
 	msgpack_sbuffer	sb;
 	msgpack_packer	pk;
@@ -94,11 +101,18 @@ execrun_failed(struct ctl *c, int64_t id, const char *why)
 	msgpack_pack_map(&pk, 5);
 	mpack_kv_str(&pk, "type", "spawned");
 	mpack_kv_int(&pk, "id", id);
-	mpack_kv_int(&pk, "status", 422);
-	mpack_kv_str(&pk, "code", "spawn_failed");
+	mpack_kv_int(&pk, "status", status);
+	mpack_kv_str(&pk, "code", code);
 	mpack_kv_str(&pk, "message", why);
 	execrun_send(c, &sb);
 	msgpack_sbuffer_destroy(&sb);
+}
+
+/* A command that did not start: the front answers 422. */
+static void
+execrun_failed(struct ctl *c, int64_t id, const char *why)
+{
+	execrun_answer(c, id, 422, "spawn_failed", why);
 }
 
 static void
@@ -154,6 +168,7 @@ execrun_free(struct execrun *e)
 	int	big = e->out.buf != NULL || e->err.buf != NULL ||
 		    e->in_len > EXECRUN_CHUNK;
 
+	contain_close(&e->group);
 	execrun_pipe_close(&e->out);
 	execrun_pipe_close(&e->err);
 	execrun_in_close(e);
@@ -170,6 +185,15 @@ execrun_free(struct execrun *e)
 		malloc_trim(0);
 }
 
+/* The call is over: nothing the command started outlives it. */
+static void
+execrun_end_group(struct execrun *e)
+{
+	if (contain_signal(&e->group, 0) != 0)
+		(void)contain_signal(&e->group, SIGKILL);
+	(void)contain_remove(e->group.name);	/* else the next sweep */
+}
+
 /* Reaped and drained (or given up on): the last frame, then forget it. */
 static void
 execrun_finish(struct ctl *c, struct execrun *e)
@@ -177,6 +201,7 @@ execrun_finish(struct ctl *c, struct execrun *e)
 	msgpack_sbuffer	sb;
 	msgpack_packer	pk;
 
+	execrun_end_group(e);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	msgpack_pack_map(&pk, 7);
@@ -258,15 +283,18 @@ execrun_write(struct execrun *e)
 	execrun_in_close(e);
 }
 
-/* Signal the command's process group (the pid cannot be reused: unreaped). */
+/*
+ * Signal the command's process group (the pid cannot be reused: unreaped)
+ * and everything else it started.
+ */
 static void
 execrun_signal(struct execrun *e, int sig)
 {
-	if (e->reaped)
-		return;
-	if (kill(-e->pid, sig) == -1)
+	/* The tree first: the command's death would orphan its children. */
+	(void)contain_signal(&e->group, sig);
+	if (!e->reaped && kill(-e->pid, sig) == -1)
 		(void)kill(e->pid, sig);
-	if (sig == SIGTERM || sig == SIGHUP)
+	if (!e->reaped && (sig == SIGTERM || sig == SIGHUP))
 		(void)kill(-e->pid, SIGCONT);
 }
 
@@ -290,7 +318,7 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 	char			 why[1024], user[SPAWNREQ_USER_MAX + 1];
 	char			 home[512], shell[256], **argv = NULL;
 	char			 **envp = NULL;
-	int64_t			 id = 0, uid, gid, max;
+	int64_t			 id = 0, uid, gid, max, peer, peer_max;
 	int			 ngroups = EXECRUN_GROUPS_MAX;
 	int			 op[2] = { -1, -1 }, ep[2] = { -1, -1 };
 	int			 ip[2] = { -1, -1 };
@@ -308,6 +336,17 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 		execrun_failed(c, id, "malformed exec request");
 		goto out;
 	}
+	if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, &peer) != 1)
+		peer = -1;
+	if (mpack_get_int(o, "peerMax", 0, INT32_MAX, &peer_max) == 1 &&
+	    peer != -1 && peer_max > 0 &&
+	    template_peer_count((uid_t)peer) >= peer_max) {
+		snprintf(why, sizeof(why), "too many exec calls and streams "
+		    "of this user at once (at most %lld)",
+		    (long long)peer_max);
+		execrun_answer(c, id, 503, "unavailable", why);
+		goto out;
+	}
 	argv = child_argv(&req, shell);
 	envp = child_environ(&req, user, home, shell, 0);
 	if (argv == NULL || envp == NULL ||
@@ -315,6 +354,8 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 		execrun_failed(c, id, "out of memory");
 		goto out;
 	}
+	snprintf(why, sizeof(why), "x%d.%lld", (int)getpid(), (long long)id);
+	contain_create(&e->group, why, -1);
 	if (pipe2(op, O_CLOEXEC) == -1 || pipe2(ep, O_CLOEXEC) == -1 ||
 	    (req.stdin_data != NULL && pipe2(ip, O_CLOEXEC) == -1)) {
 		snprintf(why, sizeof(why), "cannot make pipes: %s",
@@ -330,6 +371,8 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 	spec.fds[0] = ip[0];
 	spec.fds[1] = op[1];
 	spec.fds[2] = ep[1];
+	spec.cgroup_fd = e->group.procs;
+	spec.set_nproc = template_nproc(o, &spec.nproc);
 	if ((uid_t)uid != geteuid() || (gid_t)gid != getegid()) {
 		if (getgrouplist(user, (gid_t)gid, groups, &ngroups) == -1)
 			ngroups = 0;
@@ -345,6 +388,9 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 	}
 	e->id = id;
 	e->pid = ch.pid;
+	e->peer = peer;
+	/* Without a cgroup: its tree, and its session (orphans go to init). */
+	e->group.top = e->group.sid = ch.pid;
 	e->max = (size_t)max;
 	e->out.fd = op[0];
 	e->err.fd = ep[0];
@@ -364,6 +410,10 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 	LIST_INSERT_HEAD(&execruns, e, entry);
 	e = NULL;
 out:
+	if (e != NULL) {
+		contain_close(&e->group);
+		(void)contain_remove(e->group.name);
+	}
 	free(e);
 	child_strv_free(argv);
 	child_strv_free(envp);
@@ -388,6 +438,47 @@ execrun_forget(void)
 
 	while ((e = LIST_FIRST(&execruns)) != NULL)
 		execrun_free(e);
+}
+
+/* How many commands of peer uid run now. */
+int
+execrun_peer_count(uid_t uid)
+{
+	struct execrun	*e;
+	int		 n = 0;
+
+	LIST_FOREACH(e, &execruns, entry)
+		if (e->peer == (int64_t)uid)
+			n++;
+	return (n);
+}
+
+/* Is the group NAME a command's in flight?  (For contain_sweep.) */
+int
+execrun_owns_group(const char *name)
+{
+	struct execrun	*e;
+
+	LIST_FOREACH(e, &execruns, entry)
+		if (strcmp(e->group.name, name) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * The template leaves (the front is gone, so nobody can get a result):
+ * every command in flight ends now, with all it started.
+ */
+void
+execrun_end_all(void)
+{
+	struct execrun	*e;
+
+	while ((e = LIST_FIRST(&execruns)) != NULL) {
+		execrun_signal(e, SIGKILL);
+		execrun_end_group(e);
+		execrun_free(e);
+	}
 }
 
 /* The front's "kill": its client went away (HUP), then KILL. */

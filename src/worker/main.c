@@ -20,6 +20,8 @@ extern char	**environ;
 int
 main(int argc, char **argv)
 {
+	int	i, use_cgroup = 1;
+
 	if (argc < 2 || strcmp(argv[1], "--template") != 0) {
 		fprintf(stderr, "lodged-worker is started by lodged, not by "
 		    "hand\n");
@@ -27,7 +29,10 @@ main(int argc, char **argv)
 	}
 	setproctitle_init(argc, argv, environ);
 	log_init("lodged-template", argc >= 3 && strcmp(argv[2], "-f") == 0,
-	    argc >= 4 ? 1 : 0);
-	template_main(3);
+	    argc >= 4 && strcmp(argv[3], "-v") == 0 ? 1 : 0);
+	for (i = 2; i < argc; i++)
+		if (strcmp(argv[i], "--no-cgroup") == 0)
+			use_cgroup = 0;
+	template_main(3, use_cgroup);
 	return (0);
 }

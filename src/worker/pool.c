@@ -101,10 +101,10 @@ pool_fill(void)
 
 /*
  * Hand a spawn or stream request (o, with the connection fd) to a waiting
- * worker: 0 when one took it (fd is then closed here), -1 when none could
- * (fd untouched: the caller forks).
+ * worker: its pid when one took it (fd is then closed here), -1 when none
+ * could (fd untouched: the caller forks).
  */
-int
+pid_t
 pool_take(const msgpack_object *o, int fd)
 {
 	struct ctl	c;
@@ -126,9 +126,10 @@ pool_take(const msgpack_object *o, int fd)
 		ctl_close(&c);
 	}
 	msgpack_sbuffer_destroy(&sb);
-	if (r == 0)
-		close(fd);
-	return (r == 0 ? 0 : -1);
+	if (r != 0)
+		return (-1);
+	close(fd);
+	return (pool[pool_n].pid);
 }
 
 /* A child of the template exited: forget it if it was waiting. */

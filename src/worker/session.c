@@ -5,8 +5,9 @@
  * do.  The exit becomes final only when the child was reaped and its output
  * drained (EOF on every stream, or a short deadline for grandchildren that
  * hold them open), so every client gets the last byte before the exit.
- * Deletion escalates SIGHUP, SIGTERM, SIGKILL on the process group and
- * answers only when the group is gone.
+ * Deletion escalates SIGHUP, SIGTERM, SIGKILL on every process the
+ * session started (its cgroup, or the worker's tree: contain.c), and
+ * answers only when none is left.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -254,10 +255,25 @@ session_resize(int cols, int rows, char *why, size_t whylen)
 	return (204);
 }
 
+/* Is anything the session started still alive, wherever it went? */
 static int
 session_group_alive(void)
 {
-	return (kill(-worker->pid, 0) == 0 || errno == EPERM);
+	int	n;
+
+	if ((n = contain_signal(&worker->group, 0)) == -1)
+		return (kill(-worker->pid, 0) == 0 || errno == EPERM);
+	return (n > 0);
+}
+
+/* sig to every process of the session: its group, not only its pgrp. */
+static void
+session_signal_all(int sig)
+{
+	(void)contain_signal(&worker->group, sig);
+	(void)kill(-worker->pid, sig);
+	if (sig != SIGKILL)
+		(void)kill(-worker->pid, SIGCONT);
 }
 
 static void
@@ -289,16 +305,16 @@ session_delete_cb(lws_sorted_usec_list_t *sul)
 	}
 	waited += SESSION_POLL_MS;
 	if (worker->delete_stage == 1 && waited >= SESSION_HUP_GRACE_MS) {
-		(void)kill(-worker->pid, SIGTERM);
-		(void)kill(-worker->pid, SIGCONT);
+		session_signal_all(SIGTERM);
 		worker->delete_stage = 2;
 		waited = 0;
 	} else if (worker->delete_stage == 2 &&
 	    waited >= SESSION_TERM_GRACE_MS) {
-		(void)kill(-worker->pid, SIGKILL);
+		session_signal_all(SIGKILL);
 		worker->delete_stage = 3;
 		waited = 0;
-	}
+	} else if (worker->delete_stage == 3)
+		session_signal_all(SIGKILL);	/* forked since the last walk */
 	lws_sul_schedule(worker->ctx, 0, &worker->sul_delete,
 	    session_delete_cb, SESSION_POLL_MS * LWS_US_PER_MS);
 }
@@ -314,7 +330,6 @@ session_delete(struct worker_fd *ctl, int64_t reqid)
 		return;
 	worker->deleting = 1;
 	worker->delete_stage = 1;
-	(void)kill(-worker->pid, SIGHUP);
-	(void)kill(-worker->pid, SIGCONT);
+	session_signal_all(SIGHUP);
 	session_delete_cb(NULL);
 }

@@ -8,7 +8,8 @@
  * written, so memory stays at one chunk per stream whatever the output size.
  * The exit message goes last, after the pipes reached EOF (or a short
  * deadline for grandchildren holding them).  A connection that drops before
- * the exit takes the process group with it: HUP, then KILL.
+ * the exit takes everything the command started with it (its group,
+ * contain.c): HUP, then KILL; and nothing it started outlives the stream.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -77,6 +78,9 @@ static struct {
 	int			 drain_expired;
 	int			 master_keep;	/* the PTY, until the reap */
 	int64_t			 peer;		/* restricted peer's uid, or -1 */
+	int			 set_nproc;	/* the peer's process limit */
+	struct rlimit		 nproc;
+	struct contain		 group;		/* all the command starts */
 	uint64_t		 next_off;
 	uint64_t		 next_seq;
 	struct stream_fd	 out, err, in, sig;
@@ -151,25 +155,66 @@ stream_quit(void)
 	lws_cancel_service(st.ctx);
 }
 
+/* Is anything the command started still alive, wherever it went? */
+static int
+stream_group_alive(void)
+{
+	int	n;
+
+	if (st.pid <= 0)
+		return (0);
+	if ((n = contain_signal(&st.group, 0)) == -1)
+		return (kill(-st.pid, 0) == 0 || errno == EPERM);
+	return (n > 0);
+}
+
+/* sig to the command's process group and to all of its group. */
+static void
+stream_signal_all(int sig)
+{
+	(void)contain_signal(&st.group, sig);
+	if (!st.reaped)
+		(void)kill(-st.pid, sig);
+	if (sig != SIGKILL && !st.reaped)
+		(void)kill(-st.pid, SIGCONT);
+}
+
 static void
 stream_kill_cb(lws_sorted_usec_list_t *sul)
 {
 	(void)sul;
-	if (st.pid > 0 && !st.reaped)
-		(void)kill(-st.pid, SIGKILL);
+	if (!stream_group_alive())
+		return;
+	stream_signal_all(SIGKILL);
+	/* Again until none is left: a fork may have raced the walk. */
+	lws_sul_schedule(st.ctx, 0, &st.sul_kill, stream_kill_cb,
+	    50 * LWS_US_PER_MS);
 }
 
-/* sig to the process group now, KILL after the grace time. */
+/* sig to everything the command started now, KILL after the grace time. */
 static void
 stream_terminate(int sig)
 {
-	if (st.pid <= 0 || st.reaped || st.killing)
+	if (st.pid <= 0 || st.killing)
 		return;
 	st.killing = 1;
-	(void)kill(-st.pid, sig);
-	(void)kill(-st.pid, SIGCONT);
+	stream_signal_all(sig);
 	lws_sul_schedule(st.ctx, 0, &st.sul_kill, stream_kill_cb,
 	    STREAM_KILL_GRACE_MS * LWS_US_PER_MS);
+}
+
+/* Leaving: nothing the stream started outlives it (bounded wait). */
+static void
+stream_end_group(void)
+{
+	int	i;
+
+	for (i = 0; i < 200 && st.pid > 0 && stream_group_alive(); i++) {
+		stream_signal_all(SIGKILL);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		usleep(10000);
+	}
 }
 
 static void
@@ -302,7 +347,6 @@ stream_reap(void)
 			st.master_keep = -1;
 		}
 		lws_sul_cancel(&st.sul_timeout);
-		lws_sul_cancel(&st.sul_kill);
 		lws_sul_schedule(st.ctx, 0, &st.sul_drain, stream_drain_cb,
 		    WORKER_DRAIN_MS * LWS_US_PER_MS);
 		stream_check_final();
@@ -416,6 +460,13 @@ stream_user(const char *name, struct passwd *pw, char *buf, size_t buflen,
 		*code = "forbidden";
 		return (-1);
 	}
+	/* The peer's limit, before the uid change that checks it. */
+	if (st.set_nproc && child_limit_nproc(&st.nproc) == -1) {
+		snprintf(why, whylen, "cannot set the process limit: %s",
+		    strerror(errno));
+		*code = "spawn_failed";
+		return (-1);
+	}
 	if (pw->pw_uid != geteuid() && (initgroups(pw->pw_name,
 	    pw->pw_gid) == -1 || setgid(pw->pw_gid) == -1 ||
 	    setuid(pw->pw_uid) == -1)) {
@@ -465,10 +516,15 @@ stream_start(const msgpack_object *o)
 	spec.login = 0;		/* a start needs command or args */
 	spec.cols = req.cols;
 	spec.rows = req.rows;
+	spec.cgroup_fd = st.group.procs;
+	spec.set_nproc = st.set_nproc;
+	spec.nproc = st.nproc;
 	if (child_start(&spec, &ch, why, sizeof(why)) == -1) {
 		code = "spawn_failed";
 		goto fail;
 	}
+	/* Joined: a descriptor that could move others in is not kept. */
+	contain_close_procs(&st.group);
 	st.started = 1;
 	st.tty = req.pty;
 	st.pid = ch.pid;
@@ -755,7 +811,7 @@ stream_ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return (stream_receive(wsi, in, len));
 	case LWS_CALLBACK_CLOSED:
 		st.ws = NULL;
-		if (st.started && !st.reaped)
+		if (st.started && (!st.reaped || stream_group_alive()))
 			stream_terminate(SIGHUP);
 		else
 			stream_quit();
@@ -831,6 +887,7 @@ stream_main(int fd, const msgpack_object *o)
 	struct lws_context_creation_info	 info;
 	lws_sock_file_fd_type			 u;
 	sigset_t				 set;
+	char					 name[32];
 	int					 sfd;
 
 	if (setsid() == -1)
@@ -843,6 +900,10 @@ stream_main(int fd, const msgpack_object *o)
 	st.master_keep = -1;
 	if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, &st.peer) != 1)
 		st.peer = -1;
+	st.set_nproc = template_nproc(o, &st.nproc);
+	/* Made while root: the child joins it after the uid change. */
+	snprintf(name, sizeof(name), "t%d", (int)getpid());
+	contain_create(&st.group, name, getpid());
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");
 	sigemptyset(&set);
@@ -884,11 +945,12 @@ stream_main(int fd, const msgpack_object *o)
 	while (!st.quit) {
 		if (lws_service(st.ctx, 0) < 0)
 			break;
-		/* Gone client: leave once the process group is gone. */
+		/* Gone client: leave once all the command started is gone. */
 		if (st.ws == NULL && st.started && st.reaped &&
-		    (kill(-st.pid, 0) == -1 && errno == ESRCH))
+		    !stream_group_alive())
 			break;
 	}
+	stream_end_group();
 	lws_context_destroy(st.ctx);
 	exit(0);
 }

@@ -7,10 +7,17 @@
  * the pages of the shared libraries stay shared.
  *
  * It also runs the commands of POST /v1/exec itself (execrun.c), with vfork
- * and no worker process per call.  It exits when the front's channel closes;
- * workers live on (each is its own session and is reparented).
+ * and no worker process per call.  It exits when the front's channel closes,
+ * ending the commands in flight; workers live on (each is its own session
+ * and is reparented).
+ *
+ * It keeps the groups of processes (contain.c) tidy: those of a worker it
+ * reaped, or of any process that is gone, are ended and removed.  And it
+ * counts what each restricted peer runs (exec calls and streams) against
+ * the front's per-user cap.
  */
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
@@ -30,6 +37,115 @@
 static struct ctl	*template_ctl;
 static int		 template_sfd = -1;
 
+/* The exec streams forked for restricted peers, for the per-user cap. */
+static struct template_stream {
+	pid_t	pid;
+	uid_t	peer;
+} *template_streams;
+static size_t		 template_nstreams, template_streams_cap;
+
+/* How many exec calls and streams restricted peer uid runs now. */
+int
+template_peer_count(uid_t uid)
+{
+	size_t	i;
+	int	n = execrun_peer_count(uid);
+
+	for (i = 0; i < template_nstreams; i++)
+		if (template_streams[i].peer == uid)
+			n++;
+	return (n);
+}
+
+static void
+template_stream_add(pid_t pid, uid_t peer)
+{
+	struct template_stream	*nv;
+	size_t			 cap;
+
+	if (template_nstreams == template_streams_cap) {
+		cap = template_streams_cap == 0 ? 16 : template_streams_cap * 2;
+		if ((nv = reallocarray(template_streams, cap,
+		    sizeof(*nv))) == NULL)
+			return;		/* uncounted: not refused either */
+		template_streams = nv;
+		template_streams_cap = cap;
+	}
+	template_streams[template_nstreams].pid = pid;
+	template_streams[template_nstreams++].peer = peer;
+}
+
+static void
+template_stream_reaped(pid_t pid)
+{
+	size_t	i;
+
+	for (i = 0; i < template_nstreams; i++) {
+		if (template_streams[i].pid == pid) {
+			template_streams[i] =
+			    template_streams[--template_nstreams];
+			return;
+		}
+	}
+}
+
+/*
+ * The peer's RLIMIT_NPROC the front read ("peerNproc": [soft, hard], -1
+ * for unlimited): 1 and rl set, or 0 when the request has none.
+ */
+int
+template_nproc(const msgpack_object *o, struct rlimit *rl)
+{
+	const msgpack_object	*v = mpack_get(o, "peerNproc");
+	int64_t			 n[2];
+	int			 i;
+
+	if (v == NULL || v->type != MSGPACK_OBJECT_ARRAY ||
+	    v->via.array.size != 2)
+		return (0);
+	for (i = 0; i < 2; i++) {
+		const msgpack_object *x = &v->via.array.ptr[i];
+
+		if (x->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+			n[i] = x->via.u64 > INT64_MAX ? -1 :
+			    (int64_t)x->via.u64;
+		else if (x->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+			n[i] = -1;
+		else
+			return (0);
+	}
+	rl->rlim_cur = n[0] < 0 ? RLIM_INFINITY : (rlim_t)n[0];
+	rl->rlim_max = n[1] < 0 ? RLIM_INFINITY : (rlim_t)n[1];
+	if (rl->rlim_cur > rl->rlim_max)
+		rl->rlim_cur = rl->rlim_max;
+	return (1);
+}
+
+/*
+ * A stream over the per-user cap: answer the upgrade with 503 here, no
+ * process forked.  The head the front peeked is read first, so the close
+ * does not reset the connection under the answer.
+ */
+static void
+template_refuse_stream(int fd, int64_t max)
+{
+	char	buf[8192], body[256], head[512];
+	int	blen, hlen;
+
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	blen = snprintf(body, sizeof(body), "{\"error\":{\"code\":"
+	    "\"unavailable\",\"message\":\"too many exec calls and streams "
+	    "of this user at once (at most %lld)\"}}", (long long)max);
+	hlen = snprintf(head, sizeof(head), "HTTP/1.1 503 Service "
+	    "Unavailable\r\nContent-Type: application/json\r\n"
+	    "Content-Length: %d\r\nConnection: close\r\n\r\n", blen);
+	(void)!send(fd, head, (size_t)hlen, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)!send(fd, body, (size_t)blen, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)shutdown(fd, SHUT_WR);
+	close(fd);
+}
+
 /* In a process just forked from the template: keep nothing of its. */
 void
 template_child_setup(void)
@@ -37,6 +153,9 @@ template_child_setup(void)
 	close(template_ctl->fd);
 	template_ctl->fd = -1;
 	close(template_sfd);
+	free(template_streams);
+	template_streams = NULL;
+	template_nstreams = template_streams_cap = 0;
 	execrun_forget();
 	pool_forget();
 	signal(SIGCHLD, SIG_DFL);
@@ -48,36 +167,59 @@ template_reap(struct ctl *c)
 	pid_t	pid;
 	int	status;
 
+	int	workers = 0;
+
 	/* Session workers are reaped here too; they are not reported. */
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (!execrun_reaped(c, pid, status))
+		if (!execrun_reaped(c, pid, status)) {
 			pool_reaped(pid);
+			template_stream_reaped(pid);
+			workers = 1;
+		}
 	}
+	/* A worker gone, crashed or not: end and remove what it left. */
+	if (workers)
+		contain_sweep(execrun_owns_group);
 }
 
 static void
 template_fork(struct ctl *c, const msgpack_object *o, int fd, int stream)
 {
 	pid_t	pid;
+	int64_t	peer = -1, max = 0;
 
+	(void)c;
 	if (fd == -1) {
 		log_warnx("template: request without a descriptor");
 		return;
 	}
-	if (pool_take(o, fd) == 0)
-		return;
-	switch (pid = fork()) {
-	case -1:
-		log_warn("template: fork");
-		close(fd);	/* the front or client sees EOF */
-		return;
-	case 0:
-		template_child_setup();
-		if (stream)
-			stream_main(fd, o);
-		worker_main(fd, o);
+	if (stream) {
+		if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, &peer) != 1)
+			peer = -1;
+		if (mpack_get_int(o, "peerMax", 0, INT32_MAX, &max) != 1)
+			max = 0;
+		if (peer != -1 && max > 0 &&
+		    template_peer_count((uid_t)peer) >= max) {
+			template_refuse_stream(fd, max);
+			return;
+		}
 	}
-	close(fd);
+	if ((pid = pool_take(o, fd)) == -1) {
+		switch (pid = fork()) {
+		case -1:
+			log_warn("template: fork");
+			close(fd);	/* the front or client sees EOF */
+			return;
+		case 0:
+			template_child_setup();
+			if (stream)
+				stream_main(fd, o);
+			worker_main(fd, o);
+		}
+		close(fd);
+	}
+	if (stream && peer != -1)
+		template_stream_add(pid, (uid_t)peer);
 }
 
 static void
@@ -103,7 +245,7 @@ template_dispatch(struct ctl *c, msgpack_unpacked *up, int *fds, int nfds)
 }
 
 void
-template_main(int ctlfd)
+template_main(int ctlfd, int use_cgroup)
 {
 	struct ctl		 c;
 	struct pollfd		*pfd = NULL, *np;
@@ -129,6 +271,9 @@ template_main(int ctlfd)
 
 	ctl_init(&c, ctlfd);
 	template_ctl = &c;
+	/* Before any worker is forked: they inherit the choice. */
+	contain_init(use_cgroup);
+	contain_sweep(NULL);
 	pool_fill();
 	msgpack_unpacked_init(&up);
 	for (;;) {
@@ -178,5 +323,6 @@ template_main(int ctlfd)
 	}
 	msgpack_unpacked_destroy(&up);
 	ctl_close(&c);
+	execrun_end_all();
 	exit(0);
 }

@@ -539,6 +539,9 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 
 	if ((fd = worker_listen(why, sizeof(why))) == -1)
 		worker_fail(c, 500, "internal", why);
+	/* Made while root: the child joins it after the drop. */
+	snprintf(why, sizeof(why), "s%d", (int)getpid());
+	contain_create(&worker->group, why, getpid());
 	if (worker_drop(why, sizeof(why)) == -1)
 		worker_fail(c, 500, "internal", why);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
@@ -559,6 +562,7 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	spec.pty = worker->req.pty;
 	spec.cols = worker->cols;
 	spec.rows = worker->rows;
+	spec.cgroup_fd = worker->group.procs;
 	/* SIGCHLD is blocked from here on; the child resets its mask. */
 	if ((sfd = worker_signalfd()) == -1)
 		worker_fail(c, 500, "internal", "cannot set up signals");
@@ -567,6 +571,8 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	child_strv_free(argv);
 	child_strv_free(envp);
 	worker->pid = ch.pid;
+	/* Joined: a descriptor that could move others in is not kept. */
+	contain_close_procs(&worker->group);
 
 	if (worker_context() == -1)
 		worker_fail(c, 500, "internal", "cannot create event loop");

@@ -52,6 +52,24 @@ struct worker_fd {
 
 struct client;
 
+/* contain.c: the processes of one session or command, as one group */
+struct contain {
+	char		 name[48];	/* BASE/lodge/NAME */
+	int		 cgroup;	/* a cgroup, or the tree below top */
+	int		 procs;		/* cgroup.procs, opened as root */
+	int		 kill;		/* cgroup.kill, opened as root */
+	pid_t		 top;		/* tree: the subreaper, or the command */
+	pid_t		 sid;		/* tree: its session's members too */
+};
+void	contain_init(int use_cgroup);
+int	contain_has_cgroup(void);
+void	contain_create(struct contain *, const char *name, pid_t top);
+void	contain_close(struct contain *);
+void	contain_close_procs(struct contain *);
+int	contain_signal(struct contain *, int sig);
+int	contain_remove(const char *name);
+void	contain_sweep(int (*keep)(const char *));
+
 /* Pending replies and errors for one client, oldest first. */
 struct client_msg {
 	STAILQ_ENTRY(client_msg) entry;
@@ -108,6 +126,7 @@ struct worker {
 	struct ring		*ring;
 
 	pid_t			 pid;		/* the session's child */
+	struct contain		 group;		/* it and all it starts */
 	int			 cols, rows;
 	int			 out_open, err_open;
 	struct worker_fd	*out, *err, *in, *listen, *sig;
@@ -153,12 +172,14 @@ extern struct worker_limits	worker_limits;
 void	worker_limits_decode(const msgpack_object *);
 
 /* template.c */
-void	template_main(int ctlfd) __attribute__((noreturn));
+void	template_main(int ctlfd, int use_cgroup) __attribute__((noreturn));
 void	template_child_setup(void);
+int	template_nproc(const msgpack_object *, struct rlimit *);
+int	template_peer_count(uid_t);
 
 /* pool.c: workers forked ahead of need */
 void	pool_fill(void);
-int	pool_take(const msgpack_object *, int fd);
+pid_t	pool_take(const msgpack_object *, int fd);
 void	pool_reaped(pid_t);
 void	pool_forget(void);
 
@@ -168,6 +189,9 @@ struct pollfd;
 void	execrun_start(struct ctl *, const msgpack_object *);
 void	execrun_kill(const msgpack_object *);
 void	execrun_forget(void);
+void	execrun_end_all(void);
+int	execrun_peer_count(uid_t);
+int	execrun_owns_group(const char *);
 int	execrun_reaped(struct ctl *, pid_t, int status);
 int	execrun_nfds(void);
 int	execrun_pollfds(struct pollfd *, void **tag, int max, int backlogged);
@@ -204,6 +228,9 @@ struct child_spec {
 	gid_t		 gid;
 	const gid_t	*groups;
 	int		 ngroups;
+	int		 cgroup_fd;	/* cgroup.procs to join, or -1 */
+	int		 set_nproc;	/* the peer's RLIMIT_NPROC */
+	struct rlimit	 nproc;
 };
 struct child {
 	pid_t		 pid;
@@ -212,9 +239,8 @@ struct child {
 };
 int	child_start(const struct child_spec *, struct child *, char *why,
 	    size_t whylen);
-int	child_resolve(const char *file, char **envp, char *out,
-	    size_t outlen);
 void	child_save_limits(void);
+int	child_limit_nproc(const struct rlimit *);
 void	child_restore_limits(void);
 void	child_fd_limit(rlim_t);
 char	**child_environ(const struct spawnreq *, const char *user,

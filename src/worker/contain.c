@@ -1,0 +1,446 @@
+/*
+ * contain.c: every process a session or a command starts, found and ended
+ * together.
+ *
+ * Where the kernel has cgroup v2 and lodged may make groups in its own
+ * cgroup, each session, exec stream and exec command gets a group of its
+ * own, BASE/lodge/NAME, that its child joins before execve: nothing it
+ * starts can leave (setsid, double forks and nohup included), and
+ * cgroup.kill ends all of it at once.  The descriptors are opened while
+ * the creator is still root, and the kernel checks a migration against
+ * the opener's credentials, so a child that already runs as the user
+ * still joins.
+ *
+ * Elsewhere the group is the subreaper's tree: every process whose parent
+ * chain leads to TOP (escaped grandchildren are reparented to a subreaper,
+ * so they stay in it), and every member of session SID (for the template's
+ * commands, whose orphans go to init).  Each signal walks /proc again; the
+ * caller repeats until none is left.
+ *
+ * A group is named after the pid of the process that made it; the
+ * template removes the groups of processes that are gone (contain_sweep).
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "worker.h"
+
+static char	contain_base[1024];	/* "": no cgroup, the tree */
+
+/* The cgroup2 mount point, from mountinfo; 0 or -1. */
+static int
+contain_mount(char *out, size_t outlen)
+{
+	FILE	*f;
+	char	 line[4096], *p, *mnt, *sep;
+	int	 found = -1;
+
+	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL)
+		return (-1);
+	while (found == -1 && fgets(line, sizeof(line), f) != NULL) {
+		/* id parent maj:min root mount opts... - fstype src opts */
+		if ((sep = strstr(line, " - ")) == NULL ||
+		    strncmp(sep + 3, "cgroup2 ", 8) != 0)
+			continue;
+		p = line;
+		for (int i = 0; i < 4 && p != NULL; i++)
+			if ((p = strchr(p, ' ')) != NULL)
+				p++;
+		if (p == NULL)
+			continue;
+		mnt = p;
+		if ((p = strchr(mnt, ' ')) == NULL)
+			continue;
+		*p = '\0';
+		/* Octal escapes (\040) in the path: not ours to handle. */
+		if (strchr(mnt, '\\') == NULL &&
+		    strlcpy(out, mnt, outlen) < outlen)
+			found = 0;
+	}
+	fclose(f);
+	return (found);
+}
+
+/* This process's cgroup v2 path ("0::/path"); 0 or -1. */
+static int
+contain_own(char *out, size_t outlen)
+{
+	FILE	*f;
+	char	 line[4096];
+	int	 found = -1;
+
+	if ((f = fopen("/proc/self/cgroup", "re")) == NULL)
+		return (-1);
+	while (found == -1 && fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "0::/", 4) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (strlcpy(out, line + 3, outlen) < outlen)
+			found = 0;
+	}
+	fclose(f);
+	return (found);
+}
+
+/*
+ * Decide once, in the template, before any worker is forked: cgroups
+ * under BASE/lodge, or the tree.  Never fails.
+ */
+void
+contain_init(int use_cgroup)
+{
+	char	mnt[PATH_MAX], own[PATH_MAX], base[1024], probe[PATH_MAX];
+
+	contain_base[0] = '\0';
+	if (!use_cgroup || geteuid() != 0)
+		return;
+	if (contain_mount(mnt, sizeof(mnt)) == -1 ||
+	    contain_own(own, sizeof(own)) == -1)
+		return;
+	if ((size_t)snprintf(base, sizeof(base), "%s%s%slodge", mnt,
+	    strcmp(own, "/") == 0 ? "" : own, "/") >= sizeof(base))
+		return;
+	if (mkdir(base, 0755) == -1 && errno != EEXIST) {
+		log_debug("no cgroup for sessions (%s: %s): using the process "
+		    "tree", base, strerror(errno));
+		return;
+	}
+	/* cgroup.kill came with Linux 5.14; without it, the tree. */
+	snprintf(probe, sizeof(probe), "%s/cgroup.kill", base);
+	if (access(probe, W_OK) == -1) {
+		log_debug("no cgroup.kill in %s: using the process tree", base);
+		return;
+	}
+	strlcpy(contain_base, base, sizeof(contain_base));
+	log_debug("sessions and commands in cgroups under %s", contain_base);
+}
+
+int
+contain_has_cgroup(void)
+{
+	return (contain_base[0] != '\0');
+}
+
+static void
+contain_path(char *out, size_t outlen, const char *name, const char *file)
+{
+	snprintf(out, outlen, "%s/%s%s%s", contain_base, name,
+	    file != NULL ? "/" : "", file != NULL ? file : "");
+}
+
+/*
+ * Make the group NAME for processes below TOP (tree mode: TOP's
+ * descendants).  A group left by a dead process of the same pid is ended
+ * and made again.  Never fails: a cgroup that cannot be made leaves this
+ * group to the tree.
+ */
+void
+contain_create(struct contain *c, const char *name, pid_t top)
+{
+	char	path[PATH_MAX];
+
+	memset(c, 0, sizeof(*c));
+	c->procs = c->kill = -1;
+	c->top = top;
+	strlcpy(c->name, name, sizeof(c->name));
+	if (!contain_has_cgroup())
+		return;
+	contain_path(path, sizeof(path), name, NULL);
+	if (mkdir(path, 0755) == -1) {
+		if (errno != EEXIST)
+			goto fail;
+		(void)contain_remove(name);
+		if (mkdir(path, 0755) == -1)
+			goto fail;
+	}
+	contain_path(path, sizeof(path), name, "cgroup.procs");
+	if ((c->procs = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		goto fail;
+	contain_path(path, sizeof(path), name, "cgroup.kill");
+	if ((c->kill = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		goto fail;
+	c->cgroup = 1;
+	return;
+fail:
+	log_warn("cgroup %s (the process tree instead)", path);
+	contain_close(c);
+	contain_path(path, sizeof(path), name, NULL);
+	(void)rmdir(path);
+}
+
+/*
+ * The child joined: close cgroup.procs.  Opened by root, it would let a
+ * worker that runs as the user move any process into the group.
+ */
+void
+contain_close_procs(struct contain *c)
+{
+	if (c->procs != -1)
+		close(c->procs);
+	c->procs = -1;
+}
+
+/* Close the descriptors (a process forked off, or done with it). */
+void
+contain_close(struct contain *c)
+{
+	if (c->procs != -1)
+		close(c->procs);
+	if (c->kill != -1)
+		close(c->kill);
+	c->procs = c->kill = -1;
+}
+
+/* Fields 4, 5 and 6 of /proc/PID/stat, and whether it is a zombie. */
+static int
+contain_stat(const char *pid, pid_t *ppid, pid_t *sid, int *zombie)
+{
+	char	path[64], buf[1024], *p;
+	int	fd, pgrp, s, pp;
+	ssize_t	n;
+	char	state;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return (-1);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return (-1);
+	buf[n] = '\0';
+	/* The name may hold spaces and parentheses: after the last ')'. */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %c %d %d %d", &state, &pp, &pgrp, &s) != 4)
+		return (-1);
+	*ppid = pp;
+	*sid = s;
+	*zombie = (state == 'Z' || state == 'X');
+	return (0);
+}
+
+struct contain_proc {
+	pid_t	pid, ppid, sid;
+	int	zombie, in;
+};
+
+static int
+contain_proc_cmp(const void *a, const void *b)
+{
+	pid_t	x = ((const struct contain_proc *)a)->pid;
+	pid_t	y = ((const struct contain_proc *)b)->pid;
+
+	return (x < y ? -1 : x > y);
+}
+
+static int
+contain_tree_signal(struct contain *c, int sig)
+{
+	struct contain_proc	*v = NULL, *nv;
+	struct dirent		*de;
+	size_t			 n = 0, cap = 0, i;
+	DIR			*d;
+	pid_t			 self = getpid();
+	int			 changed, count = 0;
+
+	if ((d = opendir("/proc")) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL) {
+		struct contain_proc	p;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (contain_stat(de->d_name, &p.ppid, &p.sid, &p.zombie) == -1)
+			continue;
+		p.pid = (pid_t)strtol(de->d_name, NULL, 10);
+		p.in = (p.pid == c->top && c->top != self) ||
+		    (c->sid > 0 && p.sid == c->sid);
+		if (n == cap) {
+			cap = cap == 0 ? 256 : cap * 2;
+			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL) {
+				closedir(d);
+				free(v);
+				return (-1);
+			}
+			v = nv;
+		}
+		v[n++] = p;
+	}
+	closedir(d);
+	/* Mark descendants until nothing changes: one pass per generation. */
+	qsort(v, n, sizeof(*v), contain_proc_cmp);
+	do {
+		changed = 0;
+		for (i = 0; i < n; i++) {
+			struct contain_proc	key, *parent;
+
+			if (v[i].in)
+				continue;
+			key.pid = v[i].ppid;
+			if (v[i].ppid == c->top || ((parent = bsearch(&key, v,
+			    n, sizeof(*v), contain_proc_cmp)) != NULL &&
+			    parent->in))
+				v[i].in = changed = 1;
+		}
+	} while (changed);
+	for (i = 0; i < n; i++) {
+		if (!v[i].in || v[i].zombie || v[i].pid == self)
+			continue;
+		count++;
+		if (sig != 0)
+			(void)kill(v[i].pid, sig);
+	}
+	free(v);
+	return (count);
+}
+
+static int
+contain_cgroup_signal(struct contain *c, int sig)
+{
+	char	path[PATH_MAX], buf[4096];
+	size_t	have = 0;
+	ssize_t	r;
+	int	fd, count = 0;
+	char	*p, *nl;
+
+	if (sig == SIGKILL && c->kill != -1 && write(c->kill, "1", 1) == -1)
+		log_warn("cgroup %s: cgroup.kill", c->name);
+	contain_path(path, sizeof(path), c->name, "cgroup.procs");
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return (errno == ENOENT ? 0 : -1);
+	for (;;) {
+		r = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		buf[have] = '\0';
+		for (p = buf; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+			*nl = '\0';
+			count++;
+			if (sig != 0 && sig != SIGKILL)
+				(void)kill((pid_t)strtol(p, NULL, 10), sig);
+		}
+		have = strlen(p);
+		memmove(buf, p, have);
+	}
+	close(fd);
+	return (count);
+}
+
+/*
+ * Send sig to every process of the group (0: none).  Returns how many
+ * were alive before it, 0 when the group is empty, -1 when it cannot
+ * tell.  A stopped process is continued, so TERM and HUP reach it.
+ */
+int
+contain_signal(struct contain *c, int sig)
+{
+	int	n;
+
+	if (c->cgroup)
+		n = contain_cgroup_signal(c, sig);
+	else
+		n = contain_tree_signal(c, sig);
+	if (n > 0 && sig != 0 && sig != SIGKILL && sig != SIGCONT)
+		(void)contain_signal(c, SIGCONT);
+	return (n);
+}
+
+/* End what the group NAME holds and remove it; 0 once it is gone. */
+int
+contain_remove(const char *name)
+{
+	char	path[PATH_MAX];
+	int	fd;
+
+	if (!contain_has_cgroup() || name[0] == '\0')
+		return (0);
+	contain_path(path, sizeof(path), name, NULL);
+	if (rmdir(path) == 0 || errno == ENOENT)
+		return (0);
+	contain_path(path, sizeof(path), name, "cgroup.kill");
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) != -1) {
+		(void)!write(fd, "1", 1);
+		close(fd);
+	}
+	contain_path(path, sizeof(path), name, NULL);
+	return (rmdir(path) == 0 || errno == ENOENT ? 0 : -1);
+}
+
+/* Does pid run (a zombie does not: its parent may be gone too)? */
+static int
+contain_running(pid_t pid)
+{
+	char	name[16];
+	pid_t	ppid, sid;
+	int	zombie;
+
+	if (kill(pid, 0) == -1 && errno != EPERM)
+		return (0);
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	if (contain_stat(name, &ppid, &sid, &zombie) == -1)
+		return (0);
+	return (!zombie);
+}
+
+/* The pid a group's name carries: "s123", "t123", "x123.4". */
+static pid_t
+contain_creator(const char *name)
+{
+	char	*end;
+	long	 v;
+
+	if (name[0] != 's' && name[0] != 't' && name[0] != 'x')
+		return (-1);
+	if (!isdigit((unsigned char)name[1]))
+		return (-1);
+	v = strtol(name + 1, &end, 10);
+	if (v <= 0 || v > INT_MAX || (*end != '\0' && *end != '.'))
+		return (-1);
+	return ((pid_t)v);
+}
+
+/*
+ * In the template: end and remove the groups whose makers are gone (a
+ * worker that crashed, a template killed with its commands), and this
+ * template's own groups that keep(name) does not claim.  Groups of other
+ * live processes are theirs.
+ */
+void
+contain_sweep(int (*keep)(const char *))
+{
+	struct dirent	*de;
+	DIR		*d;
+	pid_t		 pid, self = getpid();
+
+	if (!contain_has_cgroup() || (d = opendir(contain_base)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR ||
+		    (pid = contain_creator(de->d_name)) == -1)
+			continue;
+		if (pid == self) {
+			if (de->d_name[0] == 'x' && keep != NULL &&
+			    keep(de->d_name))
+				continue;
+			if (de->d_name[0] != 'x')
+				continue;
+		} else if (contain_running(pid))
+			continue;
+		(void)contain_remove(de->d_name);
+	}
+	closedir(d);
+}

@@ -417,17 +417,18 @@ contain_creator(const char *name)
  * In the template: end and remove the groups whose makers are gone (a
  * worker that crashed, a template killed with its commands), and this
  * template's own groups that keep(name) does not claim.  Groups of other
- * live processes are theirs.
+ * live processes are theirs.  Returns how many could not be removed yet.
  */
-void
+int
 contain_sweep(int (*keep)(const char *))
 {
 	struct dirent	*de;
 	DIR		*d;
 	pid_t		 pid, self = getpid();
+	int		 left = 0;
 
 	if (!contain_has_cgroup() || (d = opendir(contain_base)) == NULL)
-		return;
+		return (0);
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_type != DT_DIR ||
 		    (pid = contain_creator(de->d_name)) == -1)
@@ -440,7 +441,9 @@ contain_sweep(int (*keep)(const char *))
 				continue;
 		} else if (contain_running(pid))
 			continue;
-		(void)contain_remove(de->d_name);
+		if (contain_remove(de->d_name) == -1)
+			left++;
 	}
 	closedir(d);
+	return (left);
 }

@@ -72,7 +72,8 @@ struct execrun {
 
 static LIST_HEAD(, execrun) execruns = LIST_HEAD_INITIALIZER(execruns);
 
-static int64_t
+/* Milliseconds of the monotonic clock. */
+int64_t
 execrun_now(void)
 {
 	struct timespec	ts;
@@ -191,7 +192,9 @@ execrun_end_group(struct execrun *e)
 {
 	if (contain_signal(&e->group, 0) != 0)
 		(void)contain_signal(&e->group, SIGKILL);
-	(void)contain_remove(e->group.name);	/* else the next sweep */
+	/* Killed processes take a moment to leave: remove it later. */
+	if (contain_remove(e->group.name) == -1)
+		template_sweep_later();
 }
 
 /* Reaped and drained (or given up on): the last frame, then forget it. */
@@ -614,6 +617,7 @@ execrun_timeout(void)
 		if (next == -1 || t < next)
 			next = t;
 	}
+
 	if (next == -1)
 		return (-1);
 	return (next <= now ? 0 : (int)(next - now));

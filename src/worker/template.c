@@ -34,8 +34,11 @@
 #include "mpack.h"
 #include "worker.h"
 
+#define TEMPLATE_SWEEP_MS	500	/* again, for groups still dying */
+
 static struct ctl	*template_ctl;
 static int		 template_sfd = -1;
+static int64_t		 template_sweep_at;	/* ms: a group still dying */
 
 /* The exec streams forked for restricted peers, for the per-user cap. */
 static struct template_stream {
@@ -161,6 +164,8 @@ template_child_setup(void)
 	signal(SIGCHLD, SIG_DFL);
 }
 
+static void	template_sweep(void);
+
 static void
 template_reap(struct ctl *c)
 {
@@ -179,7 +184,24 @@ template_reap(struct ctl *c)
 	}
 	/* A worker gone, crashed or not: end and remove what it left. */
 	if (workers)
-		contain_sweep(execrun_owns_group);
+		template_sweep();
+}
+
+/* End and remove the groups of what is gone; again later if some die. */
+static void
+template_sweep(void)
+{
+	template_sweep_at = 0;
+	if (contain_sweep(execrun_owns_group) > 0)
+		template_sweep_later();
+}
+
+/* A group could not be removed yet (its processes were just killed). */
+void
+template_sweep_later(void)
+{
+	if (template_sweep_at == 0)
+		template_sweep_at = execrun_now() + TEMPLATE_SWEEP_MS;
 }
 
 static void
@@ -254,7 +276,7 @@ template_main(int ctlfd, int use_cgroup)
 	msgpack_unpacked	 up;
 	sigset_t		 set;
 	size_t			 cap = 0, want;
-	int			 r, fds[CTL_FRAME_FDS], nfds, n;
+	int			 r, fds[CTL_FRAME_FDS], nfds, n, timeout;
 
 	child_save_limits();
 	setproctitle("template");
@@ -292,7 +314,11 @@ template_main(int ctlfd, int use_cgroup)
 		pfd[1].events = POLLIN;
 		n = execrun_pollfds(pfd + 2, tag + 2, (int)cap - 2,
 		    c.qbytes > EXECRUN_BACKLOG);
-		if (poll(pfd, (nfds_t)(2 + n), execrun_timeout()) == -1) {
+		timeout = execrun_timeout();
+		if (template_sweep_at != 0 && (timeout == -1 ||
+		    timeout > TEMPLATE_SWEEP_MS))
+			timeout = TEMPLATE_SWEEP_MS;
+		if (poll(pfd, (nfds_t)(2 + n), timeout) == -1) {
 			if (errno == EINTR)
 				continue;
 			fatal("template: poll");
@@ -304,6 +330,8 @@ template_main(int ctlfd, int use_cgroup)
 		}
 		execrun_events(&c, pfd + 2, tag + 2, n);
 		execrun_timers(&c);
+		if (template_sweep_at != 0 && execrun_now() >= template_sweep_at)
+			template_sweep();
 		if (pfd[0].revents & POLLOUT && ctl_flush(&c) == -1)
 			break;
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {

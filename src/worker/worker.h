@@ -68,7 +68,7 @@ void	contain_close(struct contain *);
 void	contain_close_procs(struct contain *);
 int	contain_signal(struct contain *, int sig);
 int	contain_remove(const char *name);
-void	contain_sweep(int (*keep)(const char *));
+int	contain_sweep(int (*keep)(const char *));
 
 /* Pending replies and errors for one client, oldest first. */
 struct client_msg {
@@ -176,6 +176,7 @@ void	template_main(int ctlfd, int use_cgroup) __attribute__((noreturn));
 void	template_child_setup(void);
 int	template_nproc(const msgpack_object *, struct rlimit *);
 int	template_peer_count(uid_t);
+void	template_sweep_later(void);
 
 /* pool.c: workers forked ahead of need */
 void	pool_fill(void);
@@ -190,6 +191,7 @@ void	execrun_start(struct ctl *, const msgpack_object *);
 void	execrun_kill(const msgpack_object *);
 void	execrun_forget(void);
 void	execrun_end_all(void);
+int64_t	execrun_now(void);
 int	execrun_peer_count(uid_t);
 int	execrun_owns_group(const char *);
 int	execrun_reaped(struct ctl *, pid_t, int status);

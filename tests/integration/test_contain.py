@@ -82,6 +82,24 @@ def cgroup_v2_usable():
         return False
 
 
+def cgroup_base(pid):
+    """BASE/lodge for the processes of pid's cgroup, or None."""
+    mnt = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            if " - cgroup2 " in line:
+                mnt = line.split()[4]
+    if mnt is None:
+        return None
+    with open("/proc/%d/cgroup" % pid) as f:
+        for line in f:
+            if line.startswith("0::/"):
+                own = line[3:].strip()
+                return os.path.join(mnt + ("" if own == "/" else own),
+                                    "lodge")
+    return None
+
+
 def alive(pids):
     return [p for p in pids if proc_exists(p)]
 
@@ -353,6 +371,44 @@ class ContainTests(ContainMixin):
         if self.cgroups:
             self.wait_gone(pids, "the descendants after the worker was "
                            "killed")
+            group = os.path.join(cgroup_base(self.template_pid()),
+                                 "s%d" % worker)
+            wait_for(lambda: not os.path.isdir(group),
+                     what="%s removed" % group)
+
+    async def test_groups_are_removed(self):
+        template = self.template_pid()
+        base = cgroup_base(template)
+        # a session deleted, an exec call that leaves processes behind, an
+        # exec stream: each group goes once its processes have
+        s = self.create({"args": ["sleep", "1000"]})
+        worker = proc_stat(s["pid"])["ppid"]
+        group = os.path.join(base or "/nonexistent", "s%d" % worker)
+        self.assertEqual(os.path.isdir(group), self.cgroups, group)
+        r = self.d.request("DELETE", lt.sess_path(s["id"]), timeout=60)
+        self.assertEqual(r.status, 204, r)
+        r = self.d.request("POST", "/v1/exec", {
+            "args": ["sh", "-c", "nohup sleep 1000 >/dev/null 2>&1 &"]})
+        self.assertEqual(r.status, 200, r)
+        c = await WSClient.open(self.d, STREAM, {}, {
+            "Authorization": "Bearer " + self.d.token}, "exec")
+        await c.send({"type": "start", "args": ["sleep", "0.5"]})
+        m = await c.recv_type("started")
+        stream = proc_stat(m["pid"])["ppid"]
+        m = await c.recv_type("exit")
+        self.assertEqual(m["exitCode"], 0, m)
+        await c.close()
+        mine = ("s%d" % worker, "t%d" % stream)
+
+        def ours():
+            try:
+                names = os.listdir(base) if base else []
+            except FileNotFoundError:
+                names = []
+            return [n for n in names if n in mine or
+                    n.startswith("x%d." % template)]
+        wait_for(lambda: not ours(), what="the groups removed (%s: %s)"
+                 % (base, ours()))
 
     # ------------------------------------------------ PATH as the user
 

@@ -21,6 +21,10 @@ def test_bad_request(sandbox: lodge.Sandbox) -> None:
     assert "cols" in ei.value.message
     with pytest.raises(lodge.BadRequestError):
         sandbox.get_session("a b")
+    # an exec stream whose start the daemon refuses
+    with pytest.raises(lodge.BadRequestError) as ei:
+        sandbox.exec_stream(command="true", tty=True, cols=0)
+    assert ei.value.status is None and "cols" in ei.value.message
 
 
 @sc("error.unauthorized")

@@ -21,6 +21,7 @@
 
 #include "fields.h"
 #include "front.h"
+#include "inputq.h"
 #include "metrics.h"
 #include "jsonmp.h"
 #include "log.h"
@@ -130,9 +131,15 @@ api_body_object(struct conn *c, msgpack_sbuffer *sb, msgpack_unpacked *up,
 static void
 api_health(struct conn *c)
 {
-	conn_reply_json(c, 200, json_pack("{s:s,s:s,s:i,s:i}", "status", "ok",
+	/* The same limits as "attached" and "started", and the REST ones. */
+	conn_reply_json(c, 200, json_pack(
+	    "{s:s,s:s,s:i,s:i,s:{s:I,s:I,s:I,s:I}}", "status", "ok",
 	    "version", PACKAGE_VERSION, "protocol", WSMSG_PROTOCOL_VERSION,
-	    "sessions", registry_count()));
+	    "sessions", registry_count(), "limits",
+	    "maxMessageBytes", (json_int_t)front->conf.max_message,
+	    "inputQueueBytes", (json_int_t)INPUTQ_CLIENT,
+	    "maxBodyBytes", (json_int_t)front->conf.max_body,
+	    "restInputQueueBytes", (json_int_t)INPUTQ_REST));
 }
 
 /* Counters of every session and client: root's and token holders' only. */

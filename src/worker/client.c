@@ -135,6 +135,7 @@ client_send(struct client *cl, struct fixedbuf *fb)
 	int	n;
 
 	n = lws_write(cl->wsi, fb->p, fb->len, LWS_WRITE_BINARY);
+	txhold_wrote(&cl->tx);
 	return (n < 0 ? -1 : 0);
 }
 
@@ -158,12 +159,13 @@ client_send_attached(struct client *cl)
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 4);
+	msgpack_pack_map(&pk, 5);
 	mpack_kv_str(&pk, "type", "attached");
 	mpack_str(&pk, "session");
 	worker_pack_session(&pk);
 	mpack_kv_uint(&pk, "replayFrom", cl->off);
 	mpack_kv_uint(&pk, "replayTo", cl->replay_to);
+	worker_limits_pack(&pk, WORKER_CLIENT_INPUT);
 	fb.p = client_wbuf + LWS_PRE;
 	if (sb.size > sizeof(client_wbuf) - LWS_PRE) {
 		/* A session object with huge args: a buffer of its own. */
@@ -271,6 +273,7 @@ client_writeable(struct client *cl)
 	uint64_t		 end = ring_end(worker->ring);
 	int			 rc;
 
+	txhold_writeable(&cl->tx);
 	if (cl->closing == 2) {
 		lws_close_reason(cl->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION,
 		    (unsigned char *)"client does not read", 20);
@@ -295,6 +298,12 @@ client_writeable(struct client *cl)
 		free(m);
 		client_wake(cl);
 		return (client_send(cl, &fb));
+	}
+	if (cl->closing == 3) {
+		/* Its payload_too_large went first. */
+		lws_close_reason(cl->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+		    (unsigned char *)"message too big", 15);
+		return (-1);
 	}
 	if (cl->off < start) {
 		client_gap(cl, cl->off, client_resume_at(start, end));
@@ -350,6 +359,7 @@ client_established(struct lws *wsi, struct http_req *hr)
 	uint64_t	 end = ring_end(worker->ring);
 
 	cl->wsi = wsi;
+	txhold_init(&cl->tx, wsi);
 	cl->replay_to = end;
 	cl->off = start;
 	if (cl->since_set) {
@@ -374,6 +384,8 @@ client_free(struct client *cl)
 {
 	struct client_msg	*m;
 
+	txhold_forget(&cl->tx);
+	session_input_forget(cl);
 	while ((m = STAILQ_FIRST(&cl->msgs)) != NULL) {
 		STAILQ_REMOVE_HEAD(&cl->msgs, entry);
 		free(m);
@@ -406,9 +418,11 @@ client_message(struct client *cl, const unsigned char *buf, size_t len)
 		if (worker->final || worker->in_fd == -1 || worker->inq_eof)
 			client_error(cl, "conflict",
 			    "the session's input is closed");
-		else if (session_input(m.data, m.len) == -1)
-			client_error(cl, "unavailable", "the session's input "
-			    "queue is full");
+		else if (session_client_input(cl, m.data, m.len) == -1) {
+			/* Not delivered whole: the connection fails. */
+			client_error(cl, "internal", "out of memory");
+			cl->closing = 2;
+		}
 		break;
 	case WSMSG_EOF:
 		if (worker->req.pty)
@@ -440,12 +454,18 @@ client_receive(struct client *cl, struct lws *wsi, const void *in, size_t len)
 	unsigned char	*nb;
 	int		 final = lws_is_final_fragment(wsi);
 
+	if (cl->closing)
+		return (0);
 	if (cl->rx_bad)
 		goto done;
 	if (cl->rxlen + len > worker_limits.msg_max) {
-		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
-		    (unsigned char *)"message too big", 15);
-		return (-1);
+		/* The error, then the 1009 close; nothing more is read. */
+		client_error(cl, "payload_too_large", "message larger than "
+		    "limits.maxMessageBytes");
+		cl->closing = 3;
+		lws_rx_flow_control(wsi, LWS_RXFLOW_REASON_APPLIES_DISABLE |
+		    CLIENT_RXFLOW_CLOSING);
+		return (0);
 	}
 	if (!lws_frame_is_binary(wsi)) {
 		cl->rx_bad = 1;
@@ -569,6 +589,7 @@ client_http_reply(struct lws *wsi, struct http_req *hr, int status,
 		return (-1);
 	if (lws_finalize_write_http_header(wsi, hdr + LWS_PRE, &p, e))
 		return (-1);
+	txhold_wrote(&hr->tx);
 	lws_callback_on_writable(wsi);
 	return (0);
 }
@@ -633,6 +654,7 @@ client_http_writeable(struct lws *wsi, struct http_req *hr)
 	size_t	n = hr->len - hr->sent;
 	int	final;
 
+	txhold_writeable(&hr->tx);
 	if (n > WORKER_CHUNK)
 		n = WORKER_CHUNK;
 	final = hr->sent + n == hr->len;
@@ -641,6 +663,7 @@ client_http_writeable(struct lws *wsi, struct http_req *hr)
 		if (lws_write(wsi, client_wbuf + LWS_PRE, n, final ?
 		    LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < 0)
 			return (-1);
+		txhold_wrote(&hr->tx);
 		hr->sent += n;
 	}
 	if (!final) {
@@ -660,12 +683,14 @@ client_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
+		txhold_init(&hr->tx, wsi);
 		return (client_http(wsi, hr, in));
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return (client_http_writeable(wsi, hr));
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 	case LWS_CALLBACK_CLOSED_HTTP:
 		if (hr != NULL && !hr->is_ws) {
+			txhold_forget(&hr->tx);
 			free(hr->body);
 			hr->body = NULL;
 		}
@@ -697,6 +722,8 @@ client_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		hr->client = NULL;
 		return (0);
 	case LWS_CALLBACK_WSI_DESTROY:
+		if (hr != NULL)
+			txhold_forget(&hr->tx);
 		if (cl != NULL && cl->wsi == NULL) {
 			/* Filtered but never established. */
 			client_free(cl);

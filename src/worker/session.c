@@ -32,6 +32,8 @@
 
 static unsigned char	session_buf[WORKER_CHUNK];
 
+static void	session_input_drop_all(void);
+
 void
 session_output(struct worker_fd *wf)
 {
@@ -100,7 +102,7 @@ session_finalise(void)
 		lws_set_timeout(worker->err->wsi, 1, LWS_TO_KILL_ASYNC);
 	if (worker->in != NULL)
 		lws_set_timeout(worker->in->wsi, 1, LWS_TO_KILL_ASYNC);
-	worker->inq_len = 0;
+	session_input_drop_all();
 	log_debug("session %s: exited, status %d", worker->id, worker->status);
 	if (worker_limits.exited_ttl > 0)
 		lws_sul_schedule(worker->ctx, 0, &worker->sul_ttl,
@@ -143,26 +145,79 @@ session_reap(void)
 	}
 }
 
+/*
+ * Input is a queue of whole messages, written to the child in the order
+ * they came.  Nothing is dropped: a client whose own queued bytes reach
+ * WORKER_CLIENT_INPUT is not read any more (rx flow control) until they
+ * drain below it, so one writer can hold at most that much (plus one
+ * message) ahead of another's, and the rest waits in the client's socket.
+ * A REST input, which has no connection to pause, is refused whole when
+ * the queue holds WORKER_INPUT_MAX.  Input is discarded only once the
+ * child's stdin is gone: there is nobody left to take it.
+ */
+static void
+session_input_pause(struct client *cl, int pause)
+{
+	if (cl->input_paused == pause || cl->wsi == NULL)
+		return;
+	cl->input_paused = pause;
+	lws_rx_flow_control(cl->wsi, (pause ?
+	    LWS_RXFLOW_REASON_APPLIES_DISABLE :
+	    LWS_RXFLOW_REASON_APPLIES_ENABLE) | CLIENT_RXFLOW_INPUT |
+	    LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+}
+
+static void
+session_input_drop_all(void)
+{
+	struct input_msg	*m;
+	struct client		*cl;
+
+	while ((m = STAILQ_FIRST(&worker->inq)) != NULL) {
+		STAILQ_REMOVE_HEAD(&worker->inq, entry);
+		free(m);
+	}
+	worker->inq_len = 0;
+	LIST_FOREACH(cl, &worker->clients, entry) {
+		cl->input_queued = 0;
+		session_input_pause(cl, 0);
+	}
+}
+
 /* Write queued input; ask to be called again while some is left. */
 void
 session_input_flush(void)
 {
 	struct worker_fd	*wf = worker->req.pty ? worker->out : worker->in;
+	struct input_msg	*m;
+	struct client		*cl;
 	ssize_t			 n;
 
-	while (worker->inq_len > 0 && worker->in_fd != -1) {
-		n = write(worker->in_fd, worker->inq, worker->inq_len);
+	while ((m = STAILQ_FIRST(&worker->inq)) != NULL &&
+	    worker->in_fd != -1) {
+		n = write(worker->in_fd, m->data + m->off, m->len - m->off);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN)
 				break;
-			worker->inq_len = 0;	/* the reader is gone */
+			session_input_drop_all();	/* the reader is gone */
 			break;
 		}
-		memmove(worker->inq, worker->inq + n, worker->inq_len - n);
-		worker->inq_len -= (size_t)n;
+		m->off += (size_t)n;
+		if ((cl = m->cl) != NULL) {
+			cl->input_queued -= (size_t)n;
+			if (cl->input_queued < WORKER_CLIENT_INPUT)
+				session_input_pause(cl, 0);
+		}
+		if (m->off == m->len) {
+			worker->inq_len -= m->len;
+			STAILQ_REMOVE_HEAD(&worker->inq, entry);
+			free(m);
+		}
 	}
+	if (worker->in_fd == -1 && worker->inq_len > 0)
+		session_input_drop_all();
 	if (wf == NULL)
 		return;
 	if (worker->inq_len > 0)
@@ -173,23 +228,68 @@ session_input_flush(void)
 	}
 }
 
-/* Queue input for the child; -1 when the queue is full (the child is stuck). */
+/* Queue one whole message; -1 out of memory. */
+static int
+session_input_queue(struct client *cl, const void *data, size_t len)
+{
+	struct input_msg	*m;
+
+	if ((m = malloc(sizeof(*m) + len)) == NULL)
+		return (-1);
+	m->cl = cl;
+	m->len = len;
+	m->off = 0;
+	memcpy(m->data, data, len);
+	STAILQ_INSERT_TAIL(&worker->inq, m, entry);
+	worker->inq_len += len;
+	if (cl != NULL)
+		cl->input_queued += len;
+	session_input_flush();
+	return (0);
+}
+
+/* REST input: -1 when the queue is full, and then nothing is written. */
 int
 session_input(const void *data, size_t len)
 {
-	unsigned char	*nq;
-
 	if (worker->in_fd == -1 || worker->inq_eof || len == 0)
 		return (0);
 	if (worker->inq_len + len > WORKER_INPUT_MAX)
 		return (-1);
-	if ((nq = realloc(worker->inq, worker->inq_len + len)) == NULL)
+	return (session_input_queue(NULL, data, len));
+}
+
+/* A client's stdin message: taken whole; -1 only when out of memory. */
+int
+session_client_input(struct client *cl, const void *data, size_t len)
+{
+	if (worker->in_fd == -1 || worker->inq_eof || len == 0)
+		return (0);
+	if (session_input_queue(cl, data, len) == -1)
 		return (-1);
-	worker->inq = nq;
-	memcpy(worker->inq + worker->inq_len, data, len);
-	worker->inq_len += len;
-	session_input_flush();
+	if (cl->input_queued >= WORKER_CLIENT_INPUT)
+		session_input_pause(cl, 1);
 	return (0);
+}
+
+/* A client is going: its queued messages are still written whole. */
+void
+session_input_forget(struct client *cl)
+{
+	struct input_msg	*m;
+
+	STAILQ_FOREACH(m, &worker->inq, entry)
+		if (m->cl == cl)
+			m->cl = NULL;
+	cl->input_queued = 0;
+}
+
+/* The child's stdin is gone: nobody will take what is queued. */
+void
+session_input_closed(void)
+{
+	worker->in_fd = -1;
+	session_input_drop_all();
 }
 
 void

@@ -38,7 +38,7 @@
 #define STREAM_CHUNK		(256 * 1024)
 #define STREAM_START_SECS	30	/* for the start message */
 #define STREAM_KILL_GRACE_MS	2000
-#define STREAM_INPUT_MAX	(1024 * 1024)
+#define STREAM_INPUT_MAX	INPUTQ_CLIENT
 
 enum stream_fd_kind {
 	SFD_OUT,
@@ -65,6 +65,7 @@ static struct {
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
 	struct lws		*ws;		/* the client */
+	struct txhold		 tx;
 	int			 started;
 	int			 tty;
 	pid_t			 pid;
@@ -94,7 +95,7 @@ static struct {
 	unsigned char		*msgs[16];
 	size_t			 msglen[16];
 	int			 nmsgs;
-	int			 close_after_msgs;
+	int			 close_after_msgs;	/* 1000, or 1009 */
 	int			 closing;	/* our close frame is queued */
 	double			 timeout;
 	lws_sorted_usec_list_t	 sul_start;
@@ -111,7 +112,8 @@ static int	stream_raw_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
 
 static const struct lws_protocols stream_protocols[] = {
-	{ "lodge", stream_ws_cb, 0, 65536, 0, NULL, 0 },
+	/* A frame goes to the socket in one write: see txhold.c. */
+	{ "lodge", stream_ws_cb, 0, 65536, 0, NULL, STREAM_CHUNK + 256 },
 	{ "lodge-raw", stream_raw_cb, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
@@ -383,11 +385,16 @@ stream_input_flush(void)
 	}
 	/* Drained: take client input again. */
 	if (st.ws != NULL)
-		lws_rx_flow_control(st.ws, 1);
+		lws_rx_flow_control(st.ws, LWS_RXFLOW_REASON_APPLIES_ENABLE |
+		    CLIENT_RXFLOW_INPUT | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 	if (st.inq_eof && !st.tty && st.in.open)
 		stream_fd_close(&st.in);
 }
 
+/*
+ * Take a stdin message whole, and stop reading the client while more than
+ * STREAM_INPUT_MAX waits for the child: nothing is dropped.
+ */
 static void
 stream_input(const void *data, size_t len)
 {
@@ -395,15 +402,20 @@ stream_input(const void *data, size_t len)
 
 	if (len == 0)
 		return;
-	if ((nq = realloc(st.inq, st.inq_len + len)) == NULL)
+	if ((nq = realloc(st.inq, st.inq_len + len)) == NULL) {
+		/* Not delivered whole: the connection fails. */
+		stream_error("internal", "out of memory");
+		st.close_after_msgs = LWS_CLOSE_STATUS_UNEXPECTED_CONDITION;
 		return;
+	}
 	st.inq = nq;
 	memcpy(st.inq + st.inq_len, data, len);
 	st.inq_len += len;
 	stream_input_flush();
 	/* The child reads slowly: stop reading the client. */
 	if (st.inq_len > STREAM_INPUT_MAX && st.ws != NULL)
-		lws_rx_flow_control(st.ws, 0);
+		lws_rx_flow_control(st.ws, LWS_RXFLOW_REASON_APPLIES_DISABLE |
+		    CLIENT_RXFLOW_INPUT);
 }
 
 static struct stream_fd *
@@ -558,9 +570,10 @@ stream_start(const msgpack_object *o)
 	lws_sul_cancel(&st.sul_start);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 2);
+	msgpack_pack_map(&pk, 3);
 	mpack_kv_str(&pk, "type", "started");
 	mpack_kv_int(&pk, "pid", st.pid);
+	worker_limits_pack(&pk, STREAM_INPUT_MAX);
 	stream_queue(&sb);
 	msgpack_sbuffer_destroy(&sb);
 	setproctitle("exec stream %d", (int)st.pid);
@@ -663,9 +676,13 @@ stream_next_chunk(void)
 static int
 stream_write_map(msgpack_sbuffer *sb)
 {
+	int	rc;
+
 	memcpy(stream_wbuf + LWS_PRE, sb->data, sb->size);
-	return (lws_write(st.ws, stream_wbuf + LWS_PRE, sb->size,
-	    LWS_WRITE_BINARY) < 0 ? -1 : 0);
+	rc = lws_write(st.ws, stream_wbuf + LWS_PRE, sb->size,
+	    LWS_WRITE_BINARY);
+	txhold_wrote(&st.tx);
+	return (rc < 0 ? -1 : 0);
 }
 
 static int
@@ -685,10 +702,12 @@ stream_writeable(void)
 	 */
 	if (st.closing)
 		return (0);
+	txhold_writeable(&st.tx);
 	if (st.nmsgs > 0) {
 		memcpy(stream_wbuf + LWS_PRE, st.msgs[0], st.msglen[0]);
 		rc = lws_write(st.ws, stream_wbuf + LWS_PRE, st.msglen[0],
 		    LWS_WRITE_BINARY);
+		txhold_wrote(&st.tx);
 		free(st.msgs[0]);
 		st.nmsgs--;
 		for (i = 0; i < st.nmsgs; i++) {
@@ -700,7 +719,17 @@ stream_writeable(void)
 	}
 	if (st.close_after_msgs || st.sent_exit) {
 		st.closing = 1;
-		lws_close_reason(st.ws, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+		if (st.close_after_msgs == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE)
+			lws_close_reason(st.ws,
+			    LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+			    (unsigned char *)"message too big", 15);
+		else if (st.close_after_msgs ==
+		    LWS_CLOSE_STATUS_UNEXPECTED_CONDITION)
+			lws_close_reason(st.ws,
+			    LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, NULL, 0);
+		else
+			lws_close_reason(st.ws, LWS_CLOSE_STATUS_NORMAL, NULL,
+			    0);
 		return (-1);
 	}
 	if ((f = stream_next_chunk()) != NULL) {
@@ -717,6 +746,7 @@ stream_writeable(void)
 		memcpy(stream_wbuf + LWS_PRE + sb.size, f->chunk, f->len);
 		rc = lws_write(st.ws, stream_wbuf + LWS_PRE, sb.size + f->len,
 		    LWS_WRITE_BINARY);
+		txhold_wrote(&st.tx);
 		msgpack_sbuffer_destroy(&sb);
 		f->len = 0;
 		(void)stream_read(f);
@@ -754,11 +784,16 @@ stream_receive(struct lws *wsi, const void *in, size_t len)
 	unsigned char	*nb;
 	int		 final = lws_is_final_fragment(wsi);
 
+	if (st.close_after_msgs)
+		return (0);
 	if (st.rxlen + len > worker_limits.msg_max) {
-		stream_error("payload_too_large", "message too big");
-		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
-		    (unsigned char *)"message too big", 15);
-		return (-1);
+		/* The error goes first, then the 1009 close. */
+		stream_error("payload_too_large", "message larger than "
+		    "limits.maxMessageBytes");
+		st.close_after_msgs = LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
+		lws_rx_flow_control(wsi, LWS_RXFLOW_REASON_APPLIES_DISABLE |
+		    CLIENT_RXFLOW_CLOSING);
+		return (0);
 	}
 	if (!lws_frame_is_binary(wsi))
 		st.rx_bad = 1;
@@ -804,12 +839,14 @@ stream_ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return (0);
 	case LWS_CALLBACK_ESTABLISHED:
 		st.ws = wsi;
+		txhold_init(&st.tx, wsi);
 		return (0);
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return (stream_writeable());
 	case LWS_CALLBACK_RECEIVE:
 		return (stream_receive(wsi, in, len));
 	case LWS_CALLBACK_CLOSED:
+		txhold_forget(&st.tx);
 		st.ws = NULL;
 		if (st.started && (!st.reaped || stream_group_alive()))
 			stream_terminate(SIGHUP);
@@ -817,8 +854,10 @@ stream_ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			stream_quit();
 		return (0);
 	case LWS_CALLBACK_WSI_DESTROY:
-		if (wsi == st.ws)
+		if (wsi == st.ws) {
+			txhold_forget(&st.tx);
 			st.ws = NULL;
+		}
 		if (!st.started)
 			stream_quit();
 		return (0);
@@ -945,6 +984,7 @@ stream_main(int fd, const msgpack_object *o)
 	while (!st.quit) {
 		if (lws_service(st.ctx, 0) < 0)
 			break;
+		txhold_service();
 		/* Gone client: leave once all the command started is gone. */
 		if (st.ws == NULL && st.started && st.reaped &&
 		    !stream_group_alive())

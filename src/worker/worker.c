@@ -54,12 +54,23 @@ worker_limits_decode(const msgpack_object *o)
 		worker_limits.exited_ttl = (int)n;
 }
 
+/* What a client must respect: "limits" in "attached" and "started". */
+void
+worker_limits_pack(msgpack_packer *pk, size_t input_queue)
+{
+	mpack_str(pk, "limits");
+	msgpack_pack_map(pk, 2);
+	mpack_kv_uint(pk, "maxMessageBytes", worker_limits.msg_max);
+	mpack_kv_uint(pk, "inputQueueBytes", input_queue);
+}
+
 static int	worker_raw_cb(struct lws *, enum lws_callback_reasons, void *,
 		    void *, size_t);
 
 static const struct lws_protocols worker_protocols[] = {
+	/* A frame goes to the socket in one write: see txhold.c. */
 	{ "lodge", client_callback, sizeof(struct http_req), 65536, 0, NULL,
-	    0 },
+	    WORKER_CHUNK + 1024 },
 	{ "lodge-raw", worker_raw_cb, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
@@ -321,10 +332,8 @@ worker_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if (wf == worker->out) {
 			worker->out = NULL;
 			worker->out_open = 0;
-			if (worker->req.pty) {
-				worker->in_fd = -1;
-				worker->inq_len = 0;
-			}
+			if (worker->req.pty)
+				session_input_closed();
 			session_check_final();
 		} else if (wf == worker->err) {
 			worker->err = NULL;
@@ -332,8 +341,7 @@ worker_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			session_check_final();
 		} else if (wf == worker->in) {
 			worker->in = NULL;
-			worker->in_fd = -1;
-			worker->inq_len = 0;
+			session_input_closed();
 		}
 		free(wf);
 		return (0);
@@ -618,6 +626,7 @@ worker_main(int ctlfd, const msgpack_object *spawn)
 		_exit(1);
 	LIST_INIT(&worker->clients);
 	LIST_INIT(&worker->controls);
+	STAILQ_INIT(&worker->inq);
 	worker->in_fd = -1;
 	worker->master_keep = -1;
 	if (setsid() == -1)
@@ -638,6 +647,7 @@ worker_main(int ctlfd, const msgpack_object *spawn)
 	while (worker->quitting < 2) {
 		if (lws_service(worker->ctx, 0) < 0)
 			break;
+		txhold_service();
 		if (worker->quitting == 1 && worker->nclients == 0)
 			break;
 	}

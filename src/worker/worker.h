@@ -23,12 +23,16 @@
 #include <msgpack.h>
 
 #include "ctl.h"
+#include "inputq.h"
 #include "spawnreq.h"
 
 #define WORKER_ID_MAX		64
 #define WORKER_CHUNK		(64 * 1024)	/* largest output frame */
 #define WORKER_WS_MSG_MAX	(1024 * 1024)	/* default largest message */
-#define WORKER_INPUT_MAX	(4 * 1024 * 1024)	/* queued stdin bytes */
+#define WORKER_INPUT_MAX	INPUTQ_REST
+#define WORKER_CLIENT_INPUT	INPUTQ_CLIENT
+#define CLIENT_RXFLOW_INPUT	(1 << 1)	/* rx flow: input queue full */
+#define CLIENT_RXFLOW_CLOSING	(1 << 3)	/* rx flow: closing with 1009 */
 #define WORKER_DRAIN_MS		250	/* grandchildren holding output */
 
 /* What a raw-file wsi stands for; set as its opaque user data. */
@@ -70,6 +74,20 @@ int	contain_signal(struct contain *, int sig);
 int	contain_remove(const char *name);
 int	contain_sweep(int (*keep)(const char *));
 
+/* txhold.c: a connection whose output lws holds is not read by lws */
+#define TXHOLD_RXFLOW_BIT	(1 << 2)
+struct txhold {
+	struct lws		*wsi;
+	int			 held;
+	int			 dead;
+	LIST_ENTRY(txhold)	 entry;
+};
+void	txhold_init(struct txhold *, struct lws *);
+void	txhold_wrote(struct txhold *);
+void	txhold_writeable(struct txhold *);
+void	txhold_forget(struct txhold *);
+void	txhold_service(void);
+
 /* Pending replies and errors for one client, oldest first. */
 struct client_msg {
 	STAILQ_ENTRY(client_msg) entry;
@@ -77,9 +95,21 @@ struct client_msg {
 	unsigned char		 data[];
 };
 
+/* One stdin message, written to the child whole. */
+struct input_msg {
+	STAILQ_ENTRY(input_msg)	 entry;
+	struct client		*cl;		/* NULL: REST, or gone */
+	size_t			 len;
+	size_t			 off;		/* written so far */
+	unsigned char		 data[];
+};
+
 struct client {
 	LIST_ENTRY(client)	 entry;
 	struct lws		*wsi;
+	struct txhold		 tx;
+	size_t			 input_queued;	/* its bytes in the queue */
+	int			 input_paused;
 	uint64_t		 off;		/* next byte to send */
 	uint64_t		 replay_to;
 	int			 readonly;
@@ -104,6 +134,7 @@ struct http_req {
 	size_t			 len;
 	size_t			 sent;
 	int			 is_ws;
+	struct txhold		 tx;		/* log replies */
 	struct client		*client;	/* for WebSocket connections */
 };
 
@@ -132,7 +163,7 @@ struct worker {
 	struct worker_fd	*out, *err, *in, *listen, *sig;
 	int			 in_fd;		/* PTY master or stdin pipe */
 	int			 master_keep;	/* the PTY, held until the reap */
-	unsigned char		*inq;		/* queued input */
+	STAILQ_HEAD(, input_msg) inq;		/* queued input, whole messages */
 	size_t			 inq_len;
 	int			 inq_eof;	/* close stdin once drained */
 
@@ -170,6 +201,7 @@ struct worker_limits {
 
 extern struct worker_limits	worker_limits;
 void	worker_limits_decode(const msgpack_object *);
+void	worker_limits_pack(msgpack_packer *, size_t input_queue);
 
 /* template.c */
 void	template_main(int ctlfd, int use_cgroup) __attribute__((noreturn));
@@ -254,6 +286,9 @@ void	child_strv_free(char **);
 void	session_output(struct worker_fd *);
 void	session_reap(void);
 int	session_input(const void *, size_t);
+int	session_client_input(struct client *, const void *, size_t);
+void	session_input_forget(struct client *);
+void	session_input_closed(void);
 void	session_input_eof(void);
 void	session_input_flush(void);
 int	session_signal(int signo, char *why, size_t whylen);

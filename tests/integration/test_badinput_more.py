@@ -671,7 +671,8 @@ class TestBadInputMore(lt.DaemonPerClass):
                 frame = P({"type": "stdin", "data": data})
                 self.assertLessEqual(len(frame), 1 << 20)
                 await c.send_raw(frame)
-                await other.wait_output(rb"m{1000}\n", timeout=30)
+                # the line's end: m{1000}\n backtracks 1000 steps a byte
+                await other.wait_output(rb"mmmmmmmm\n", timeout=30)
             with self.case("websocket", "1 MiB + 1 byte: close 1009"):
                 await c.send_raw(P({"type": "stdin",
                                     "data": b"O" * (1 << 20)}))

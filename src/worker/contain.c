@@ -13,9 +13,10 @@
  *
  * Elsewhere the group is the subreaper's tree: every process whose parent
  * chain leads to TOP (escaped grandchildren are reparented to a subreaper,
- * so they stay in it), and every member of session SID (for the template's
- * commands, whose orphans go to init).  Each signal walks /proc again; the
- * caller repeats until none is left.
+ * so they stay in it), and for the template's commands the orphans of the
+ * command's session SID, which the template (a subreaper too) adopted.
+ * Each signal follows the children lists again; the caller repeats until
+ * none is left.
  *
  * A group is named after the pid of the process that made it; the
  * template removes the groups of processes that are gone (contain_sweep).
@@ -38,6 +39,7 @@
 #include "worker.h"
 
 static char	contain_base[1024];	/* "": no cgroup, the tree */
+static int	contain_no_children;	/* no /proc/.../children: pgrps only */
 
 /* The cgroup2 mount point, from mountinfo; 0 or -1. */
 static int
@@ -104,6 +106,11 @@ contain_init(int use_cgroup)
 	char	mnt[PATH_MAX], own[PATH_MAX], base[1024], probe[PATH_MAX];
 
 	contain_base[0] = '\0';
+	/* The tree needs CONFIG_PROC_CHILDREN; without it, process groups. */
+	if ((contain_no_children = access("/proc/thread-self/children",
+	    R_OK) == -1))
+		log_warnx("no /proc/PID/task/TID/children: a group without a "
+		    "cgroup is its process group only");
 	if (!use_cgroup || geteuid() != 0)
 		return;
 	if (contain_mount(mnt, sizeof(mnt)) == -1 ||
@@ -230,95 +237,41 @@ contain_stat(const char *pid, pid_t *ppid, pid_t *sid, int *zombie)
 	return (0);
 }
 
-struct contain_proc {
-	pid_t	pid, ppid, sid;
-	int	zombie, in;
+/* A growing list of pids. */
+struct contain_list {
+	pid_t	*v;
+	size_t	 n, cap;
 };
 
 static int
-contain_proc_cmp(const void *a, const void *b)
+contain_add(struct contain_list *l, pid_t pid)
 {
-	pid_t	x = ((const struct contain_proc *)a)->pid;
-	pid_t	y = ((const struct contain_proc *)b)->pid;
+	pid_t	*nv;
+	size_t	 cap;
 
-	return (x < y ? -1 : x > y);
+	if (l->n == l->cap) {
+		cap = l->cap == 0 ? 64 : l->cap * 2;
+		if ((nv = reallocarray(l->v, cap, sizeof(*nv))) == NULL)
+			return (-1);
+		l->v = nv;
+		l->cap = cap;
+	}
+	l->v[l->n++] = pid;
+	return (0);
 }
 
+/* Append the pids a file lists (cgroup.procs, children), space apart. */
 static int
-contain_tree_signal(struct contain *c, int sig)
+contain_read_pids(const char *path, struct contain_list *l)
 {
-	struct contain_proc	*v = NULL, *nv;
-	struct dirent		*de;
-	size_t			 n = 0, cap = 0, i;
-	DIR			*d;
-	pid_t			 self = getpid();
-	int			 changed, count = 0;
-
-	if ((d = opendir("/proc")) == NULL)
-		return (-1);
-	while ((de = readdir(d)) != NULL) {
-		struct contain_proc	p;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		if (contain_stat(de->d_name, &p.ppid, &p.sid, &p.zombie) == -1)
-			continue;
-		p.pid = (pid_t)strtol(de->d_name, NULL, 10);
-		p.in = (p.pid == c->top && c->top != self) ||
-		    (c->sid > 0 && p.sid == c->sid);
-		if (n == cap) {
-			cap = cap == 0 ? 256 : cap * 2;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL) {
-				closedir(d);
-				free(v);
-				return (-1);
-			}
-			v = nv;
-		}
-		v[n++] = p;
-	}
-	closedir(d);
-	/* Mark descendants until nothing changes: one pass per generation. */
-	qsort(v, n, sizeof(*v), contain_proc_cmp);
-	do {
-		changed = 0;
-		for (i = 0; i < n; i++) {
-			struct contain_proc	key, *parent;
-
-			if (v[i].in)
-				continue;
-			key.pid = v[i].ppid;
-			if (v[i].ppid == c->top || ((parent = bsearch(&key, v,
-			    n, sizeof(*v), contain_proc_cmp)) != NULL &&
-			    parent->in))
-				v[i].in = changed = 1;
-		}
-	} while (changed);
-	for (i = 0; i < n; i++) {
-		if (!v[i].in || v[i].zombie || v[i].pid == self)
-			continue;
-		count++;
-		if (sig != 0)
-			(void)kill(v[i].pid, sig);
-	}
-	free(v);
-	return (count);
-}
-
-static int
-contain_cgroup_signal(struct contain *c, int sig)
-{
-	char	path[PATH_MAX], buf[4096];
+	char	buf[4096], *p, *end;
 	size_t	have = 0;
 	ssize_t	r;
-	int	fd, count = 0;
-	char	*p, *nl;
+	long	v;
+	int	fd, rc = 0;
 
-	if (sig == SIGKILL && c->kill != -1 && write(c->kill, "1", 1) == -1)
-		log_warn("cgroup %s: cgroup.kill", c->name);
-	contain_path(path, sizeof(path), c->name, "cgroup.procs");
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return (errno == ENOENT ? 0 : -1);
+		return (errno == ENOENT || errno == ESRCH ? 0 : -1);
 	for (;;) {
 		r = read(fd, buf + have, sizeof(buf) - 1 - have);
 		if (r == -1 && errno == EINTR)
@@ -327,17 +280,119 @@ contain_cgroup_signal(struct contain *c, int sig)
 			break;
 		have += (size_t)r;
 		buf[have] = '\0';
-		for (p = buf; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
-			*nl = '\0';
-			count++;
-			if (sig != 0 && sig != SIGKILL)
-				(void)kill((pid_t)strtol(p, NULL, 10), sig);
+		/* Whole numbers only: the last may go on in the next read. */
+		for (p = buf; ; p = end) {
+			while (*p == ' ' || *p == '\n')
+				p++;
+			v = strtol(p, &end, 10);
+			if (end == p || *end == '\0')
+				break;
+			if (v > 0 && contain_add(l, (pid_t)v) == -1)
+				rc = -1;
 		}
 		have = strlen(p);
 		memmove(buf, p, have);
 	}
+	buf[have] = '\0';
+	if (have > 0 && (v = strtol(buf, NULL, 10)) > 0 &&
+	    contain_add(l, (pid_t)v) == -1)
+		rc = -1;
 	close(fd);
-	return (count);
+	return (rc);
+}
+
+/* Append the children of pid, those of each of its threads. */
+static int
+contain_children(pid_t pid, struct contain_list *l)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 path[96];
+	int		 rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return (0);	/* gone */
+	while ((de = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children",
+		    (int)pid, de->d_name);
+		if (contain_read_pids(path, l) == -1)
+			rc = -1;
+	}
+	closedir(d);
+	return (rc);
+}
+
+/*
+ * The tree: TOP (unless it is this process), its descendants, and, for a
+ * command (SID set), the orphans of its session that were reparented to
+ * this process (a subreaper) and their descendants.  Follows the
+ * children lists, so it costs what the group holds, not what runs.
+ */
+static int
+contain_tree_signal(struct contain *c, int sig)
+{
+	struct contain_list	 l = { NULL, 0, 0 };
+	size_t			 i, first;
+	pid_t			 self = getpid(), ppid, sid;
+	char			 name[16];
+	int			 zombie, count = 0, rc = 0;
+
+	if (contain_no_children)
+		return (-1);	/* the caller falls back to the process group */
+	if (c->top <= 0)
+		return (0);
+	if (c->top != self && contain_add(&l, c->top) == -1)
+		rc = -1;
+	if (contain_children(c->top, &l) == -1)
+		rc = -1;
+	if (c->sid > 0 && c->top != self) {
+		first = l.n;
+		if (contain_children(self, &l) == -1)
+			rc = -1;
+		for (i = first; i < l.n; ) {
+			snprintf(name, sizeof(name), "%d", (int)l.v[i]);
+			if (l.v[i] == c->top || contain_stat(name, &ppid, &sid,
+			    &zombie) == -1 || sid != c->sid)
+				l.v[i] = l.v[--l.n];
+			else
+				i++;
+		}
+	}
+	for (i = 0; i < l.n; i++)
+		if (l.v[i] != c->top && contain_children(l.v[i], &l) == -1)
+			rc = -1;
+	for (i = 0; i < l.n; i++) {
+		snprintf(name, sizeof(name), "%d", (int)l.v[i]);
+		if (l.v[i] == self || contain_stat(name, &ppid, &sid,
+		    &zombie) == -1 || zombie)
+			continue;
+		count++;
+		if (sig != 0)
+			(void)kill(l.v[i], sig);
+	}
+	free(l.v);
+	return (rc == -1 && count == 0 ? -1 : count);
+}
+
+static int
+contain_cgroup_signal(struct contain *c, int sig)
+{
+	struct contain_list	 l = { NULL, 0, 0 };
+	char			 path[PATH_MAX];
+	size_t			 i;
+	int			 rc;
+
+	if (sig == SIGKILL && c->kill != -1 && write(c->kill, "1", 1) == -1)
+		log_warn("cgroup %s: cgroup.kill", c->name);
+	contain_path(path, sizeof(path), c->name, "cgroup.procs");
+	rc = contain_read_pids(path, &l);
+	for (i = 0; sig != 0 && sig != SIGKILL && i < l.n; i++)
+		(void)kill(l.v[i], sig);
+	free(l.v);
+	return (rc == -1 ? -1 : (int)l.n);
 }
 
 /*

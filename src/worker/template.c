@@ -17,6 +17,7 @@
  * the front's per-user cap.
  */
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -295,6 +296,9 @@ template_main(int ctlfd, int use_cgroup)
 	template_ctl = &c;
 	/* Before any worker is forked: they inherit the choice. */
 	contain_init(use_cgroup);
+	/* Orphans of the commands come here, where their group finds them. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("PR_SET_CHILD_SUBREAPER");
 	contain_sweep(NULL);
 	pool_fill();
 	msgpack_unpacked_init(&up);

@@ -100,9 +100,11 @@ scope_adopt(pid_t pid)
 	if (r >= 0)
 		r = sd_bus_message_open_container(m, 'a', "(sv)");
 	if (r >= 0)
-		r = sd_bus_message_append(m, "(sv)(sv)(sv)",
+		r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
 		    "Description", "s", desc,
 		    "PIDs", "au", 1, (uint32_t)pid,
+		    /* the template makes a group per session below it */
+		    "Delegate", "b", 1,
 		    "CollectMode", "s", "inactive-or-failed");
 	if (r >= 0)
 		r = sd_bus_message_close_container(m);

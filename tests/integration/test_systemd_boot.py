@@ -360,5 +360,105 @@ class TestSystemdBoot(lt.LodgeTestMixin, unittest.IsolatedAsyncioTestCase):
         self.assertEqual(self.health(), 200)
 
 
+UPGRADE_FROM = os.environ.get("LODGE_UPGRADE_FROM", "00296bd")
+
+
+def install_build(commit, dest, log):
+    """Build lodge at commit (from this repository's history) and install
+    it under dest/usr/local, as make install would on the machine."""
+    src = os.path.join(os.path.dirname(dest), "src-" + commit)
+    os.makedirs(src, exist_ok=True)
+    archive = subprocess.run(["git", "-C", SRCDIR, "archive", commit],
+                             capture_output=True, timeout=120)
+    if archive.returncode != 0:
+        raise AssertionError("commit %s is not in this clone's history "
+                             "(LODGE_UPGRADE_FROM): %s"
+                             % (commit, archive.stderr.decode()))
+    subprocess.run(["tar", "-x", "-C", src], input=archive.stdout,
+                   check=True)
+    for argv in (["autoreconf", "-fi"], ["./configure", "-q"],
+                 ["make", "-s", "-j2", "lodged", "lodged-worker", "lodge"],
+                 ["make", "-s", "install", "DESTDIR=" + dest]):
+        subprocess.run(argv, cwd=src, check=True, stdout=log, stderr=log,
+                       timeout=600)
+
+
+class TestUpgrade(TestSystemdBoot):
+    """Sessions started by an earlier build's lodged stay reachable after
+    the new build is installed over it and the service restarts."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.new_usr_local = cls.usr_local
+        old = os.path.join(cls.tmp, "old")
+        with open(os.path.join(cls.tmp, "old-build.log"), "wb") as log:
+            install_build(UPGRADE_FROM, old, log)
+        # the container's /usr/local: the old build now, the new one later
+        cls.usr_local = os.path.join(cls.tmp, "usr-local")
+        shutil.copytree(os.path.join(old, "usr", "local"), cls.usr_local,
+                        symlinks=True)
+
+    def install_new(self):
+        """make install of the new build over the old: new files replace
+        the old ones (new inodes), as install(1) does."""
+        for d, _, files in os.walk(self.new_usr_local):
+            rel = os.path.relpath(d, self.new_usr_local)
+            os.makedirs(os.path.join(self.usr_local, rel), exist_ok=True)
+            for f in files:
+                dst = os.path.join(self.usr_local, rel, f)
+                tmp = dst + ".new"
+                shutil.copy2(os.path.join(d, f), tmp)
+                os.replace(tmp, dst)
+
+    # the other tests of the class run against the old build: skip them
+    test_start_notify_journal = None
+    test_sessions_survive_restart_and_kill = None
+    test_stop_keeps_sessions = None
+    test_socket_activation = None
+
+    async def test_upgrade_with_live_sessions(self):
+        self.systemctl("start", "lodged.service")
+        self.wait_active()
+        sh = self.d.json("POST", "/v1/sessions", {
+            "name": "old-shell", "args": ["sh", "-c", "echo before; "
+                                          "exec cat"]}, expect=201)
+        pty = self.d.json("POST", "/v1/sessions", {
+            "name": "old-pty", "args": ["cat"], "pty": True}, expect=201)
+        self.wait_log(sh["id"], "before")
+        self.install_new()
+        self.c.run("systemctl", "daemon-reload")
+        old = self.main_pid()
+        self.systemctl("restart", "lodged.service")
+        self.wait_active(old)
+        health = self.d.json("GET", "/v1/health")
+        self.assertIn("protocol", health, "the new build is not running")
+        got = {x["id"]: x for x in self.d.json("GET",
+                                                "/v1/sessions")["sessions"]}
+        self.assertEqual(set(got), {sh["id"], pty["id"]})
+        for s in (sh, pty):
+            self.assertEqual(got[s["id"]]["pid"], s["pid"])
+        # log, attach (replay, input echoed), signal and delete work
+        st, _, body = self.d.request("GET", "/v1/sessions/old-shell/log")
+        self.assertEqual(st, 200, body)
+        self.assertTrue(body.startswith(b"before\n"), body)
+        ws = await lt.WSClient.connect(self.d, sh["id"])
+        await ws.handshake()
+        await ws.stdin(b"after\n")
+        await ws.wait_output(b"before\nafter\n")
+        r = self.d.request("POST", "/v1/sessions/old-shell/signal",
+                           {"signal": "TERM"})
+        self.assertEqual(r.status, 204, r.body)
+        m = await ws.recv_type("exit")
+        self.assertEqual(m["signal"], "TERM")
+        r = self.d.request("DELETE", "/v1/sessions/old-pty")
+        self.assertEqual(r.status, 204, r.body)
+        self.assertEqual(self.d.request(
+            "GET", "/v1/sessions/old-pty").status, 404)
+        lt.wait_for(lambda: self.c.run("kill", "-0", str(pty["pid"]),
+                                       check=False).returncode != 0,
+                    timeout=20, what="the deleted session's child gone")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -164,9 +164,11 @@ ctl_read(struct ctl *c)
 	struct iovec	 iov;
 	union {
 		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int) * CTL_FDS_MAX)];
+		char		buf[CMSG_SPACE(sizeof(int) * CTL_FDS_MAX) +
+				    CMSG_SPACE(sizeof(struct ucred))];
 	} cm;
 	struct cmsghdr	*cmsg;
+	struct ucred	 cred;
 	char		*nb;
 	size_t		 want, nfd, i;
 	ssize_t		 n;
@@ -197,6 +199,14 @@ ctl_read(struct ctl *c)
 		return (errno == EAGAIN || errno == EWOULDBLOCK ? 2 : -1);
 	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg != NULL;
 	    cmsg = CMSG_NXTHDR(&msg, cmsg)) {
+		if (cmsg->cmsg_level == SOL_SOCKET &&
+		    cmsg->cmsg_type == SCM_CREDENTIALS &&
+		    cmsg->cmsg_len == CMSG_LEN(sizeof(cred))) {
+			/* The kernel's word, not the sender's (SO_PASSCRED). */
+			memcpy(&cred, CMSG_DATA(cmsg), sizeof(cred));
+			c->peer_pid = cred.pid;
+			continue;
+		}
 		if (cmsg->cmsg_level != SOL_SOCKET ||
 		    cmsg->cmsg_type != SCM_RIGHTS)
 			continue;

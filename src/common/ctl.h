@@ -13,6 +13,8 @@
 #ifndef CTL_H
 #define CTL_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +44,8 @@ struct ctl {
 	char			*frame;		/* the last frame ctl_next took */
 	int			 fds[CTL_FDS_MAX];
 	int			 nfds;
+	pid_t			 peer_pid;	/* sender of the last bytes read,
+						   with SO_PASSCRED; else 0 */
 	/* sending */
 	struct ctl_frame	*qhead;
 	struct ctl_frame	**qtail;

@@ -960,5 +960,9 @@ httphead_route(const char *method, const char *path, char *ref,
 		httphead_setref(ref, refmax, seg, seglen);
 		return (httphead_pick(method, "GET", ROUTE_SESSION_ATTACH));
 	}
+	if (strcmp(rest, "wait") == 0) {
+		httphead_setref(ref, refmax, seg, seglen);
+		return (httphead_pick(method, "GET", ROUTE_SESSION_WAIT));
+	}
 	return (ROUTE_NONE);
 }

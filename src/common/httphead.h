@@ -128,6 +128,7 @@ enum httphead_route {
 	ROUTE_SESSION_RESIZE,	/* POST /v1/sessions/{ref}/resize */
 	ROUTE_SESSION_LOG,	/* GET /v1/sessions/{ref}/log */
 	ROUTE_SESSION_ATTACH,	/* GET /v1/sessions/{ref}/attach */
+	ROUTE_SESSION_WAIT,	/* GET /v1/sessions/{ref}/wait */
 	ROUTE_METRICS,		/* GET /metrics */
 	ROUTE_COUNT
 };

@@ -45,6 +45,9 @@ static const struct field api_resize_fields[] = {
 
 #define API_FIELDS(t)	(t), (sizeof(t) / sizeof((t)[0]))
 
+#define API_WAIT_DEFAULT	30	/* seconds a wait lasts, unless told */
+#define API_WAIT_MAX		3600
+
 static int	api_peer_restricted(struct conn *);
 static int	api_peer_owns(struct conn *, struct session *);
 
@@ -363,6 +366,33 @@ out:
 	msgpack_sbuffer_destroy(&body);
 }
 
+/*
+ * A worker marked unresponsive gets no more requests until it says
+ * something (registry.c asks it, unprompted): 503 at once.
+ */
+static int
+api_worker_answers(struct conn *c, struct session *s)
+{
+	if (registry_reachable(s) && s->responsive)
+		return (1);
+	conn_reply_error(c, 503, "unavailable",
+	    "session worker is not responding");
+	return (0);
+}
+
+/* The session object as the front knows it (see registry_update). */
+void
+api_reply_session(struct conn *c, struct session *s)
+{
+	json_t	*j;
+
+	if ((j = registry_object(s)) == NULL) {
+		conn_reply_error(c, 500, "internal", "no session object");
+		return;
+	}
+	conn_reply_json(c, 200, j);
+}
+
 /* Send a request map (already holding "type") with a fresh id. */
 static void
 api_forward(struct conn *c, struct session *s, const char *type,
@@ -377,6 +407,8 @@ api_forward(struct conn *c, struct session *s, const char *type,
 		n++;
 	if (bin_key != NULL)
 		n++;
+	if (!api_worker_answers(c, s))
+		return;
 	c->reqid = registry_next_id();
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
@@ -393,6 +425,31 @@ api_forward(struct conn *c, struct session *s, const char *type,
 		conn_reply_error(c, 404, "not_found",
 		    "session '%s' does not exist", c->ref);
 	msgpack_sbuffer_destroy(&sb);
+}
+
+/*
+ * GET /v1/sessions/{ref}/wait[?timeout=SECONDS]: the session object once
+ * its process has exited, or at the timeout with the state it has then.
+ */
+static void
+api_wait(struct conn *c, struct session *s)
+{
+	char	 v[32], *end;
+	double	 t = API_WAIT_DEFAULT;
+	int	 n;
+
+	if ((n = httphead_query(c->h.query, "timeout", v, sizeof(v))) != -1) {
+		errno = 0;
+		t = n > 0 && v[0] >= '0' && v[0] <= '9' ? strtod(v, &end) : -1;
+		if (n <= 0 || errno != 0 || *end != '\0' || !(t >= 0) ||
+		    t > API_WAIT_MAX) {
+			conn_reply_error(c, 400, "bad_request", "'timeout' "
+			    "must be a number of seconds from 0 to %d",
+			    API_WAIT_MAX);
+			return;
+		}
+	}
+	registry_wait(s, c, (int)(t * 1000));
 }
 
 static void
@@ -520,6 +577,8 @@ api_resize(struct conn *c, struct session *s)
 		    "must be integers from 1 to %d", SPAWNREQ_SIZE_MAX);
 		goto out;
 	}
+	if (!api_worker_answers(c, s))
+		goto out;
 	c->reqid = registry_next_id();
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
@@ -575,11 +634,12 @@ api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o)
 	}
 	switch (c->route) {
 	case ROUTE_SESSION_GET:
-		if ((o = mpack_get(o, "session")) == NULL) {
+		/* The registry has just taken the reply's session object. */
+		if (mpack_get(o, "session") == NULL) {
 			conn_reply_error(c, 500, "internal", "no session");
 			return;
 		}
-		conn_reply_json(c, 200, jsonmp_to_json(o));
+		api_reply_session(c, s);
 		return;
 	case ROUTE_SESSION_DELETE:
 		log_info("session %s: deleted", s->id);
@@ -599,6 +659,7 @@ api_handoff(struct conn *c)
 	struct session		*s;
 	struct httphead_attach	 q;
 	const char		*why;
+	char			 whybuf[256];
 
 	if (c->route == ROUTE_EXEC_STREAM && c->h.upgrade) {
 		if (conn_handoff_stream(c, api_peer_restricted(c) ?
@@ -629,6 +690,10 @@ api_handoff(struct conn *c)
 	}
 	if ((s = api_session(c)) == NULL)
 		return;
+	if (registry_handoff_check(s, whybuf, sizeof(whybuf)) == -1) {
+		conn_reply_error(c, 503, "unavailable", "%s", whybuf);
+		return;
+	}
 	if (c->route == ROUTE_SESSION_ATTACH && s->obj != NULL &&
 	    json_integer_value(json_object_get(s->obj, "clients")) >=
 	    front->conf.max_clients) {
@@ -763,10 +828,17 @@ api_request(struct conn *c)
 		return;
 	switch (c->route) {
 	case ROUTE_SESSION_GET:
-		api_forward(c, s, "info", NULL, NULL, NULL, NULL, 0);
+		/* A worker that does not answer: what is known of it. */
+		if (!registry_reachable(s) || !s->responsive)
+			api_reply_session(c, s);
+		else
+			api_forward(c, s, "info", NULL, NULL, NULL, NULL, 0);
 		break;
 	case ROUTE_SESSION_DELETE:
-		api_forward(c, s, "delete", NULL, NULL, NULL, NULL, 0);
+		registry_delete(s, c);
+		break;
+	case ROUTE_SESSION_WAIT:
+		api_wait(c, s);
 		break;
 	case ROUTE_SESSION_SIGNAL:
 		api_signal(c, s);

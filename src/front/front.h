@@ -63,6 +63,7 @@ struct front {
 	char			 worker[1024];	/* lodged-worker, the template */
 	char			 token[128];
 	size_t			 token_len;
+	int			 records_fd;	/* RUNDIR/registry */
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
 	int			 quit;
@@ -147,21 +148,49 @@ struct conn {
 	int			 lowat;		/* SO_RCVLOWAT raised */
 };
 
+/*
+ * Every exchange with a worker is bounded: a request's answer within
+ * REGISTRY_TIMEOUT_MS (a delete's after the grace time too), a handoff
+ * taken within the same time, at most REGISTRY_HANDOFF_MAX of them in
+ * flight per worker and REGISTRY_HANDOFF_TOTAL in all.
+ */
+#define REGISTRY_TIMEOUT_MS	5000
+#define REGISTRY_HELLO_MS	2000
+#define REGISTRY_GRACE_MS	2500	/* SIGHUP, 0.5 s, SIGTERM, 2 s */
+#define REGISTRY_HANDOFF_MAX	16
+#define REGISTRY_HANDOFF_TOTAL	1024
+
 struct session {
 	struct front_fd		 ffd;
 	RB_ENTRY(session)	 by_id;
 	RB_ENTRY(session)	 by_name;
 	char			 id[64];
 	char			 name[65];
-	int			 ready;		/* "created" seen */
+	int			 ready;		/* "created" seen, or known */
 	int			 gone;
 	struct ctl		 ctl;
-	struct lws		*wsi;
+	struct lws		*wsi;		/* NULL: no link to the worker */
 	json_t			*obj;		/* the session object, cached */
 	char			*json;		/* ... and serialised, for lists */
 	size_t			 json_len;
 	LIST_HEAD(, conn)	 waiters;
 	int			 named;
+	int			 responsive;	/* answers within the deadline */
+	int			 acks;		/* acknowledges handoffs */
+	pid_t			 worker_pid;	/* the kernel's word */
+	unsigned long long	 worker_start;	/* its start time, /proc */
+	int64_t			 hello_id;	/* a hello in flight */
+	int64_t			 probe_id;	/* an info asked unprompted */
+	int64_t			 delete_id;	/* the delete sent, if any */
+	int			 handoffs;	/* passed, not yet taken */
+	int			 handoff_first;
+	lws_usec_t		 handoff_at[REGISTRY_HANDOFF_MAX];
+	lws_sorted_usec_list_t	 sul_handoff;	/* the oldest one's deadline */
+	lws_sorted_usec_list_t	 sul_link;	/* hello, reconnects */
+	lws_sorted_usec_list_t	 sul_kill;	/* killing a silent worker */
+	int			 kill_stage;
+	int			 link_tries;
+	char			 recorded[16];	/* state in the record */
 };
 
 /* main.c */
@@ -210,6 +239,7 @@ int	conn_start_body(struct conn *, size_t);
 void	api_dispatch(struct conn *);
 void	api_worker_reply(struct conn *, struct session *,
 	    const msgpack_object *);
+void	api_reply_session(struct conn *, struct session *);
 
 /* registry.c */
 struct session *registry_find(const char *ref);
@@ -227,11 +257,30 @@ void	registry_cancel(struct conn *);
 void	registry_readable(struct session *);
 void	registry_writeable(struct session *);
 void	registry_closed(struct session *);
-void	registry_discover(void);
+int	registry_reachable(struct session *);
+int	registry_all(struct session **, int max);
+int	registry_handoff_check(struct session *, char *why, size_t);
+void	registry_handoff_sent(struct session *);
+json_t	*registry_object(struct session *);
+void	registry_wait(struct session *, struct conn *, int timeout_ms);
+void	registry_delete(struct session *, struct conn *);
+void	registry_kill(struct session *);
+void	registry_connect(struct session *);
+struct session *registry_known(const char *id, const char *name, json_t *obj);
 int64_t	registry_next_id(void);
 
 /* scope.c */
 int	scope_adopt(pid_t);
+
+/* discover.c: finding the sessions again after a restart */
+void	discover_start(void);
+
+/* record.c: RUNDIR/registry/, what the front knows of each session */
+int	record_init(void);
+void	record_write(struct session *);
+void	record_remove(const char *id);
+int	record_link_path(const char *id, char *path, size_t len);
+int	record_restore(const char *id);
 
 /* spawner.c: the only code in the front that forks or execs */
 int	spawner_start(void);

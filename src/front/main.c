@@ -511,8 +511,6 @@ main(int argc, char **argv)
 	signal(SIGTERM, front_signal);
 	signal(SIGINT, front_signal);
 
-	registry_discover();
-
 	/* Socket activation replaces --listen. */
 	activated = notify_listeners();
 	for (i = 0; !activated && i < front->conf.nlisten; i++) {
@@ -528,6 +526,11 @@ main(int argc, char **argv)
 	if ((l->wsi = front_adopt(l->fd, &l->ffd)) == NULL)
 		fatalx("cannot adopt listener");
 	log_info("listening on %s", path);
+	/*
+	 * Listeners first: finding the sessions again happens in the loop,
+	 * bounded, so no worker can keep the front from serving.
+	 */
+	discover_start();
 	setproctitle("front");
 	notify_ready();
 

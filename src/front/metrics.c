@@ -42,6 +42,7 @@ static const char *const route_name[NROUTES] = {
 	[ROUTE_SESSION_RESIZE] = "session_resize",
 	[ROUTE_SESSION_LOG] = "session_log",
 	[ROUTE_SESSION_ATTACH] = "session_attach",
+	[ROUTE_SESSION_WAIT] = "session_wait",
 	[ROUTE_METRICS] = "metrics",
 };
 

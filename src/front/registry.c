@@ -4,17 +4,26 @@
  * A session is found by id or by name.  Its worker's control connection
  * carries requests (each with an id its reply repeats) and unsolicited
  * updates of the session object, which the registry caches for listing.
- * Nothing here is authoritative: registry_discover() rebuilds it all from
- * RUNDIR/sessions/ after a restart.
+ * Nothing here is authoritative: discover_start() rebuilds it all from
+ * RUNDIR/registry/ and RUNDIR/sessions/ after a restart.
+ *
+ * A worker is a process its session's user can stop or slow down, so no
+ * exchange with one waits unbounded: every request has a deadline, past
+ * which the worker is marked unresponsive (GET answers from the cache,
+ * other calls are 503) until it says anything again; handoffs are few
+ * and must be taken in time; and a silent worker can still be deleted:
+ * the front then ends its session's process group and the worker itself,
+ * knowing the worker's pid from the kernel (SO_PASSCRED, SO_PEERCRED) and
+ * checking it by its start time before each signal.
  */
 #include <sys/types.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +32,7 @@
 #include "front.h"
 #include "jsonmp.h"
 #include "log.h"
+#include "metrics.h"
 #include "rawio.h"
 #include "mpack.h"
 
@@ -38,6 +48,7 @@ RB_GENERATE(session_ids, session, by_id, session_cmp_id)
 RB_GENERATE(session_names, session, by_name, session_cmp_name)
 
 static int	registry_nsessions;
+static int	registry_nhandoffs;	/* in flight, all workers */
 static int64_t	registry_reqid;
 
 static int
@@ -143,8 +154,18 @@ registry_list(size_t *lenp, int (*keep)(struct session *, void *), void *arg)
 	return (out);
 }
 
-struct session *
-registry_add(const char *id, const char *name, int fd)
+static void	registry_deadline_cb(lws_sorted_usec_list_t *);
+static void	registry_handoff_cb(lws_sorted_usec_list_t *);
+static void	registry_link_cb(lws_sorted_usec_list_t *);
+static void	registry_kill_cb(lws_sorted_usec_list_t *);
+static void	registry_finish(struct session *);
+static void	registry_answer_gone(struct session *);
+static void	registry_answer_delete(struct session *, int status,
+		    const char *why);
+
+/* A session in the trees, with no link to its worker yet. */
+static struct session *
+registry_new(const char *id, const char *name)
 {
 	struct session	*s;
 
@@ -153,19 +174,86 @@ registry_add(const char *id, const char *name, int fd)
 	s->ffd.kind = FFD_WORKER;
 	s->ffd.ptr = s;
 	strlcpy(s->id, id, sizeof(s->id));
-	strlcpy(s->name, name, sizeof(s->name));
 	LIST_INIT(&s->waiters);
-	ctl_init(&s->ctl, fd);
-	if ((s->wsi = front_adopt(fd, &s->ffd)) == NULL) {
-		free(s);
-		return (NULL);
-	}
+	ctl_init(&s->ctl, -1);
+	s->responsive = 1;
 	RB_INSERT(session_ids, &sessions_by_id, s);
-	if (name[0] != '\0') {
+	if (name[0] != '\0' && !registry_name_taken(name)) {
+		strlcpy(s->name, name, sizeof(s->name));
 		RB_INSERT(session_names, &sessions_by_name, s);
 		s->named = 1;
 	}
 	registry_nsessions++;
+	return (s);
+}
+
+static void
+registry_free(struct session *s)
+{
+	lws_sul_cancel(&s->sul_handoff);
+	lws_sul_cancel(&s->sul_link);
+	lws_sul_cancel(&s->sul_kill);
+	registry_nhandoffs -= s->handoffs;
+	ctl_close(&s->ctl);
+	json_decref(s->obj);
+	free(s->json);
+	free(s);
+}
+
+/* Link s to its worker over fd; the kernel names the sender of each frame. */
+static int
+registry_attach(struct session *s, int fd)
+{
+	int	one = 1;
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+	ctl_init(&s->ctl, fd);
+	if ((s->wsi = front_adopt(fd, &s->ffd)) == NULL) {
+		ctl_close(&s->ctl);
+		return (-1);
+	}
+	return (0);
+}
+
+struct session *
+registry_add(const char *id, const char *name, int fd)
+{
+	struct session	*s;
+
+	if ((s = registry_new(id, name)) == NULL)
+		return (NULL);
+	s->acks = 1;		/* a worker of our own template */
+	if (registry_attach(s, fd) == -1) {
+		s->gone = 1;
+		RB_REMOVE(session_ids, &sessions_by_id, s);
+		if (s->named)
+			RB_REMOVE(session_names, &sessions_by_name, s);
+		registry_nsessions--;
+		s->ctl.fd = -1;		/* the caller closes fd */
+		registry_free(s);
+		return (NULL);
+	}
+	return (s);
+}
+
+/* A session known from its record or its socket, not linked yet. */
+struct session *
+registry_known(const char *id, const char *name, json_t *obj)
+{
+	struct session	*s;
+
+	if ((s = registry_new(id, name)) == NULL)
+		return (NULL);
+	s->acks = 0;		/* until its hello says otherwise */
+	if (obj != NULL) {
+		s->obj = json_incref(obj);
+		s->ready = 1;
+		s->responsive = 0;	/* until it answers */
+		json_object_set_new(s->obj, "responsive", json_false());
+		free(s->json);
+		if ((s->json = json_dumps(s->obj, JSON_COMPACT)) != NULL)
+			s->json_len = strlen(s->json);
+	}
 	return (s);
 }
 
@@ -180,24 +268,495 @@ registry_remove(struct session *s)
 	if (s->named)
 		RB_REMOVE(session_names, &sessions_by_name, s);
 	registry_nsessions--;
+	lws_sul_cancel(&s->sul_link);
+	lws_sul_cancel(&s->sul_kill);
 	if (s->wsi != NULL)
 		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
+	else {
+		registry_answer_gone(s);
+		registry_free(s);
+	}
+}
+
+/* Up to max sessions with no link to their worker, for discovery. */
+int
+registry_all(struct session **out, int max)
+{
+	struct session	*s;
+	int		 n = 0;
+
+	RB_FOREACH(s, session_ids, &sessions_by_id)
+		if (n < max && s->wsi == NULL && !s->gone)
+			out[n++] = s;
+	return (n);
+}
+
+int
+registry_reachable(struct session *s)
+{
+	return (!s->gone && s->wsi != NULL);
+}
+
+/*
+ * /proc/PID/stat from its third field (the state) on, in buf; NULL if
+ * there is no such process (errno ENOENT).
+ */
+static char *
+registry_proc_stat(pid_t pid, char *buf, size_t len)
+{
+	char	path[64], *p;
+	ssize_t	n;
+	int	fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return (NULL);
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return (NULL);
+	buf[n] = '\0';
+	/* The command may hold anything: fields count from its last ')'. */
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return (NULL);
+	return (p + 2);
+}
+
+/* The start time of pid (clock ticks since boot), 0 if it is gone. */
+static unsigned long long
+registry_starttime(pid_t pid, char *state)
+{
+	char	buf[1024], *p;
+	int	i;
+
+	if ((p = registry_proc_stat(pid, buf, sizeof(buf))) == NULL)
+		return (0);
+	if (state != NULL)
+		*state = *p;
+	for (i = 3; i < 22 && p != NULL; i++)
+		if ((p = strchr(p, ' ')) != NULL)
+			p++;
+	return (p != NULL ? strtoull(p, NULL, 10) : 0);
+}
+
+static void
+registry_learn_pid(struct session *s, pid_t pid)
+{
+	if (pid <= 0 || pid == s->worker_pid)
+		return;
+	s->worker_pid = pid;
+	s->worker_start = registry_starttime(pid, NULL);
+}
+
+/* 1 if the session's worker runs, 0 if it is gone, -1 if unknown. */
+static int
+registry_worker_alive(struct session *s)
+{
+	unsigned long long	start;
+	char			state = '?';
+
+	if (s->worker_pid <= 0 || s->worker_start == 0)
+		return (-1);
+	start = registry_starttime(s->worker_pid, &state);
+	return (start == s->worker_start && state != 'Z' ? 1 : 0);
+}
+
+/* Signal the worker itself, through a pidfd checked against its start. */
+static void
+registry_signal_worker(struct session *s, int sig)
+{
+	int	pfd;
+
+	if (s->worker_pid <= 0 ||
+	    (pfd = pidfd_open(s->worker_pid, 0)) == -1)
+		return;
+	if (registry_worker_alive(s) == 1)
+		(void)pidfd_send_signal(pfd, sig, NULL, 0);
+	close(pfd);
+}
+
+/*
+ * Signal the session's process group: the child's pid is its number, and
+ * stays so while the child is the worker's (a stopped worker reaps
+ * nothing) or while the group has members.
+ */
+static void
+registry_signal_group(struct session *s, int sig)
+{
+	json_int_t	pid = 0;
+	char		buf[1024], *p;
+	int		ours;
+
+	if (s->obj != NULL)
+		pid = json_integer_value(json_object_get(s->obj, "pid"));
+	if (pid <= 1 || pid > INT32_MAX)
+		return;
+	errno = 0;
+	if ((p = registry_proc_stat((pid_t)pid, buf, sizeof(buf))) == NULL)
+		ours = (errno == ENOENT);	/* gone; its group may not be */
+	else
+		ours = ((p = strchr(p, ' ')) != NULL &&
+		    strtol(p + 1, NULL, 10) == s->worker_pid);
+	if (ours)
+		(void)kill(-(pid_t)pid, sig);
+}
+
+json_t *
+registry_object(struct session *s)
+{
+	return (json_incref(s->obj));
+}
+
+static void
+registry_serialise(struct session *s)
+{
+	free(s->json);
+	s->json = NULL;
+	s->json_len = 0;
+	if (s->obj == NULL)
+		return;
+	json_object_set_new(s->obj, "responsive",
+	    json_boolean(s->responsive));
+	if ((s->json = json_dumps(s->obj, JSON_COMPACT)) != NULL)
+		s->json_len = strlen(s->json);
+}
+
+/* Send {"type":TYPE,"id":N} to the worker: N, or 0 if the link failed. */
+static int64_t
+registry_send_type(struct session *s, const char *type)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	int64_t		id = registry_next_id();
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 2);
+	mpack_kv_str(&pk, "type", type);
+	mpack_kv_int(&pk, "id", id);
+	if (ctl_send(&s->ctl, &sb, -1) == -1) {
+		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
+		id = 0;
+	} else if (ctl_pending(&s->ctl))
+		rawio_writable(s->wsi);
+	msgpack_sbuffer_destroy(&sb);
+	return (id);
+}
+
+/* Ask the worker for its session, with nobody waiting on the answer. */
+static void
+registry_probe(struct session *s)
+{
+	if (registry_reachable(s) && s->probe_id == 0)
+		s->probe_id = registry_send_type(s, "info");
+}
+
+static void
+registry_set_responsive(struct session *s, int yes)
+{
+	if (s->responsive == yes)
+		return;
+	s->responsive = yes;
+	if (yes && s->hello_id == 0)
+		log_info("session %s: its worker answers again", s->id);
+	else {
+		log_warnx("session %s: its worker is not responding", s->id);
+		registry_probe(s);
+	}
+	registry_serialise(s);
+}
+
+/* Reply to every waiter of s with what its request gets once s is gone. */
+static void
+registry_answer_gone(struct session *s)
+{
+	struct conn	*c;
+
+	while ((c = LIST_FIRST(&s->waiters)) != NULL) {
+		registry_cancel(c);
+		if (c->creating)
+			conn_reply_error(c, 500, "internal",
+			    "the session's worker failed to start");
+		else if (c->route == ROUTE_SESSION_DELETE)
+			conn_reply_empty(c, 204);
+		else
+			conn_reply_error(c, 404, "not_found",
+			    "session '%s' does not exist", c->ref);
+	}
+}
+
+/* Answer the DELETE calls waiting on s (and only those). */
+static void
+registry_answer_delete(struct session *s, int status, const char *why)
+{
+	struct conn	*c, *next;
+
+	for (c = LIST_FIRST(&s->waiters); c != NULL; c = next) {
+		next = LIST_NEXT(c, wait_entry);
+		if (c->route != ROUTE_SESSION_DELETE)
+			continue;
+		registry_cancel(c);
+		if (status == 204)
+			conn_reply_empty(c, 204);
+		else
+			conn_reply_error(c, status, "unavailable", "%s", why);
+	}
+}
+
+static void
+registry_unlink_socket(const char *id)
+{
+	char	path[700];
+
+	/* A worker running as another user cannot remove it itself. */
+	snprintf(path, sizeof(path), "%s/sessions/%s.sock",
+	    front->conf.rundir, id);
+	(void)unlink(path);
+}
+
+static void
+registry_update(struct session *s, const msgpack_object *obj)
+{
+	struct conn	*c, *next;
+	const char	*state;
+	json_t		*j;
+
+	if (obj == NULL || (j = jsonmp_to_json(obj)) == NULL)
+		return;
+	json_decref(s->obj);
+	s->obj = j;
+	registry_serialise(s);
+	if ((state = json_string_value(json_object_get(j, "state"))) == NULL)
+		return;
+	if (s->ready && strcmp(state, s->recorded) != 0)
+		record_write(s);
+	if (strcmp(state, "exited") != 0)
+		return;
+	for (c = LIST_FIRST(&s->waiters); c != NULL; c = next) {
+		next = LIST_NEXT(c, wait_entry);
+		if (c->route == ROUTE_SESSION_WAIT) {
+			registry_cancel(c);
+			api_reply_session(c, s);
+		}
+	}
+}
+
+static void
+registry_send_hello(struct session *s)
+{
+	s->hello_id = registry_send_type(s, "hello");
+	lws_sul_schedule(front->ctx, 0, &s->sul_link, registry_link_cb,
+	    REGISTRY_HELLO_MS * LWS_US_PER_MS);
+}
+
+/* The worker of a found session said who it is. */
+static void
+registry_hello_done(struct session *s, const msgpack_object *o)
+{
+	const msgpack_object	*obj = mpack_get(o, "session"), *v;
+	char			 id[64], name[65] = "";
+
+	s->hello_id = 0;
+	lws_sul_cancel(&s->sul_link);
+	s->link_tries = 0;
+	if (obj == NULL || mpack_strcpy(mpack_get(obj, "id"), id,
+	    sizeof(id)) == -1 || strcmp(id, s->id) != 0) {
+		log_warnx("session %s: its socket answers for another session",
+		    s->id);
+		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
+		return;
+	}
+	if ((v = mpack_get(obj, "name")) != NULL &&
+	    v->type == MSGPACK_OBJECT_STR &&
+	    mpack_strcpy(v, name, sizeof(name)) == 0 && !s->named &&
+	    name[0] != '\0') {
+		if (registry_name_taken(name))
+			log_warnx("session %s: its name '%s' is taken", s->id,
+			    name);
+		else {
+			strlcpy(s->name, name, sizeof(s->name));
+			RB_INSERT(session_names, &sessions_by_name, s);
+			s->named = 1;
+		}
+	}
+	if ((v = mpack_get(o, "adoptAcks")) != NULL &&
+	    v->type == MSGPACK_OBJECT_BOOLEAN)
+		s->acks = v->via.boolean;
+	if (!s->ready)
+		log_info("session %s%s%s: found", s->id, s->named ? " " : "",
+		    s->name);
+	s->ready = 1;
+	metrics_count(M_SESSIONS_REDISCOVERED);
+	s->recorded[0] = '\0';
+	record_write(s);
+	(void)record_restore(s->id);
+}
+
+/* "created": the reply to the create request, from a new worker. */
+static void
+registry_created(struct session *s, const msgpack_object *o)
+{
+	struct conn	*c;
+	int64_t		 status = 500;
+
+	(void)mpack_get_int(o, "status", 100, 599, &status);
+	if (status == 201 && s->obj != NULL && !s->ready) {
+		s->ready = 1;
+		record_write(s);
+	}
+	LIST_FOREACH(c, &s->waiters, wait_entry)
+		if (c->creating)
+			break;
+	if (c != NULL) {
+		registry_cancel(c);
+		api_worker_reply(c, s, o);
+	} else if (status != 201)
+		registry_remove(s);
+	else
+		log_info("session %s: created, its client gone", s->id);
+}
+
+/* A handoff was taken: the oldest, as the worker reads in order. */
+static void
+registry_handoff_taken(struct session *s)
+{
+	lws_usec_t	left;
+
+	if (s->handoffs == 0)
+		return;
+	s->handoff_first = (s->handoff_first + 1) % REGISTRY_HANDOFF_MAX;
+	s->handoffs--;
+	registry_nhandoffs--;
+	if (s->handoffs == 0) {
+		lws_sul_cancel(&s->sul_handoff);
+		return;
+	}
+	left = s->handoff_at[s->handoff_first] +
+	    REGISTRY_TIMEOUT_MS * LWS_US_PER_MS - lws_now_usecs();
+	lws_sul_schedule(front->ctx, 0, &s->sul_handoff, registry_handoff_cb,
+	    left > 0 ? left : 1);
+}
+
+static void
+registry_message(struct session *s, const msgpack_object *o)
+{
+	const msgpack_object	*type = mpack_get(o, "type");
+	struct conn		*c;
+	int64_t			 id = 0;
+
+	if (s->ctl.peer_pid > 0)
+		registry_learn_pid(s, s->ctl.peer_pid);
+	registry_set_responsive(s, 1);
+	if (mpack_streq(type, "adopted")) {
+		registry_handoff_taken(s);
+		return;
+	}
+	registry_update(s, mpack_get(o, "session"));
+	if (mpack_streq(type, "update"))
+		return;
+	if (mpack_streq(type, "gone")) {
+		/* Ended by itself (--exited-ttl): as if deleted. */
+		log_info("session %s: ended by its worker", s->id);
+		registry_remove(s);
+		return;
+	}
+	if (mpack_streq(type, "created")) {
+		registry_created(s, o);
+		return;
+	}
+	if (!mpack_streq(type, "reply") ||
+	    mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id) != 1)
+		return;
+	if (id != 0 && id == s->hello_id) {
+		registry_hello_done(s, o);
+		return;
+	}
+	if (id != 0 && id == s->probe_id) {
+		s->probe_id = 0;
+		return;
+	}
+	if (id != 0 && id == s->delete_id) {
+		/* Every DELETE waiting is answered once the link closes. */
+		s->delete_id = 0;
+		log_info("session %s: deleted", s->id);
+		registry_remove(s);
+		return;
+	}
+	LIST_FOREACH(c, &s->waiters, wait_entry)
+		if (c->reqid == id && c->route != ROUTE_SESSION_WAIT)
+			break;
+	if (c == NULL)
+		return;		/* its client has gone */
+	registry_cancel(c);
+	api_worker_reply(c, s, o);
+}
+
+static void
+registry_park(struct session *s, struct conn *c)
+{
+	c->waiting = s;
+	c->state = CONN_WAIT;
+	LIST_INSERT_HEAD(&s->waiters, c, wait_entry);
 }
 
 int
 registry_request(struct session *s, struct conn *c, msgpack_sbuffer *sb,
     int fd)
 {
-	if (s->gone || ctl_send(&s->ctl, sb, fd) == -1)
+	int	ms = REGISTRY_TIMEOUT_MS;
+
+	if (!registry_reachable(s)) {
+		if (fd != -1)
+			close(fd);
+		return (-1);
+	}
+	if (ctl_send(&s->ctl, sb, fd) == -1)
 		return (-1);
 	if (ctl_pending(&s->ctl))
 		rawio_writable(s->wsi);
+	if (fd != -1)
+		registry_handoff_sent(s);
 	if (c != NULL) {
-		c->waiting = s;
-		c->state = CONN_WAIT;
-		LIST_INSERT_HEAD(&s->waiters, c, wait_entry);
+		registry_park(s, c);
+		if (c->route == ROUTE_SESSION_DELETE)
+			ms += REGISTRY_GRACE_MS;
+		lws_sul_schedule(front->ctx, 0, &c->sul, registry_deadline_cb,
+		    (lws_usec_t)ms * LWS_US_PER_MS);
 	}
 	return (0);
+}
+
+/*
+ * DELETE: one delete goes to the worker, however many calls wait for it,
+ * each with its deadline; a worker that does not answer is ended here.
+ */
+void
+registry_delete(struct session *s, struct conn *c)
+{
+	registry_park(s, c);
+	lws_sul_schedule(front->ctx, 0, &c->sul, registry_deadline_cb,
+	    (lws_usec_t)(REGISTRY_TIMEOUT_MS + REGISTRY_GRACE_MS) *
+	    LWS_US_PER_MS);
+	if (registry_reachable(s) && s->delete_id == 0)
+		s->delete_id = registry_send_type(s, "delete");
+	if (!registry_reachable(s) || !s->responsive)
+		registry_kill(s);
+}
+
+/* GET /v1/sessions/{ref}/wait: answered when s exits, or at the timeout. */
+void
+registry_wait(struct session *s, struct conn *c, int timeout_ms)
+{
+	const char	*state;
+
+	state = json_string_value(json_object_get(s->obj, "state"));
+	if (timeout_ms == 0 || (state != NULL && strcmp(state, "exited") == 0)) {
+		api_reply_session(c, s);
+		return;
+	}
+	registry_park(s, c);
+	lws_sul_schedule(front->ctx, 0, &c->sul, registry_deadline_cb,
+	    (lws_usec_t)timeout_ms * LWS_US_PER_MS);
 }
 
 void
@@ -209,50 +768,255 @@ registry_cancel(struct conn *c)
 	c->waiting = NULL;
 }
 
+/* A request's deadline passed: its worker is not responding. */
 static void
-registry_update(struct session *s, const msgpack_object *obj)
+registry_deadline_cb(lws_sorted_usec_list_t *sul)
 {
-	json_t	*j;
+	struct conn	*c = lws_container_of(sul, struct conn, sul);
+	struct session	*s = c->waiting;
 
-	if (obj == NULL || (j = jsonmp_to_json(obj)) == NULL)
+	if (s == NULL)
 		return;
-	json_decref(s->obj);
-	s->obj = j;
-	free(s->json);
-	if ((s->json = json_dumps(j, JSON_COMPACT)) != NULL)
-		s->json_len = strlen(s->json);
+	registry_cancel(c);
+	if (c->route == ROUTE_SESSION_WAIT) {
+		api_reply_session(c, s);
+		return;
+	}
+	registry_set_responsive(s, 0);
+	if (c->creating) {
+		c->creating = 0;
+		conn_reply_error(c, 503, "unavailable",
+		    "session worker is not responding");
+		return;
+	}
+	switch (c->route) {
+	case ROUTE_SESSION_GET:
+		api_reply_session(c, s);
+		break;
+	case ROUTE_SESSION_DELETE:
+		registry_park(s, c);	/* answered once the worker is gone */
+		registry_kill(s);
+		break;
+	default:
+		conn_reply_error(c, 503, "unavailable",
+		    "session worker is not responding");
+		break;
+	}
+}
+
+int
+registry_handoff_check(struct session *s, char *why, size_t len)
+{
+	if (!registry_reachable(s) || !s->responsive)
+		snprintf(why, len, "session worker is not responding");
+	else if (s->handoffs >= REGISTRY_HANDOFF_MAX)
+		snprintf(why, len, "session worker is not responding: %d "
+		    "connections are waiting for it", s->handoffs);
+	else if (registry_nhandoffs >= REGISTRY_HANDOFF_TOTAL)
+		snprintf(why, len, "session workers are not responding: %d "
+		    "connections are waiting for them", registry_nhandoffs);
+	else
+		return (0);
+	return (-1);
+}
+
+/* A descriptor went to s's worker: it must take it in time. */
+void
+registry_handoff_sent(struct session *s)
+{
+	int	i;
+
+	if (!s->acks || s->handoffs == REGISTRY_HANDOFF_MAX)
+		return;
+	i = (s->handoff_first + s->handoffs) % REGISTRY_HANDOFF_MAX;
+	s->handoff_at[i] = lws_now_usecs();
+	s->handoffs++;
+	registry_nhandoffs++;
+	if (s->handoffs == 1)
+		lws_sul_schedule(front->ctx, 0, &s->sul_handoff,
+		    registry_handoff_cb, REGISTRY_TIMEOUT_MS * LWS_US_PER_MS);
 }
 
 static void
-registry_message(struct session *s, const msgpack_object *o)
+registry_handoff_cb(lws_sorted_usec_list_t *sul)
 {
-	const msgpack_object	*type = mpack_get(o, "type");
-	struct conn		*c;
-	int64_t			 id = 0;
+	struct session	*s = lws_container_of(sul, struct session,
+			    sul_handoff);
 
-	registry_update(s, mpack_get(o, "session"));
-	if (mpack_streq(type, "update"))
+	registry_set_responsive(s, 0);
+}
+
+/*
+ * Delete a session whose worker does not answer, as the worker would:
+ * SIGHUP and SIGCONT to its process group, SIGTERM 0.5 s later, then
+ * SIGKILL to the group and to the worker; done when the worker is gone.
+ */
+void
+registry_kill(struct session *s)
+{
+	if (s->kill_stage != 0 || s->gone)
 		return;
-	if (mpack_streq(type, "created")) {
-		LIST_FOREACH(c, &s->waiters, wait_entry)
-			if (c->creating)
-				break;
-		if (c == NULL)
-			return;
-		registry_cancel(c);
-		api_worker_reply(c, s, o);
+	switch (registry_worker_alive(s)) {
+	case 0:
+		registry_finish(s);
+		return;
+	case -1:
+		registry_answer_delete(s, 503, "session worker is not "
+		    "responding, and its pid is unknown");
+		log_warnx("session %s: its worker is not responding and its "
+		    "pid is unknown", s->id);
 		return;
 	}
-	if (!mpack_streq(type, "reply") ||
-	    mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id) != 1)
+	log_warnx("session %s: ending it and its worker (pid %d)", s->id,
+	    (int)s->worker_pid);
+	s->kill_stage = 1;
+	registry_signal_group(s, SIGHUP);
+	registry_signal_group(s, SIGCONT);
+	lws_sul_schedule(front->ctx, 0, &s->sul_kill, registry_kill_cb,
+	    500 * LWS_US_PER_MS);
+}
+
+static void
+registry_kill_cb(lws_sorted_usec_list_t *sul)
+{
+	struct session	*s = lws_container_of(sul, struct session, sul_kill);
+	lws_usec_t	 next = 20 * LWS_US_PER_MS;
+
+	switch (s->kill_stage) {
+	case 1:
+		registry_signal_group(s, SIGTERM);
+		registry_signal_group(s, SIGCONT);
+		next = (REGISTRY_GRACE_MS - 500) * LWS_US_PER_MS;
+		break;
+	case 2:
+		registry_signal_group(s, SIGKILL);
+		registry_signal_worker(s, SIGKILL);
+		break;
+	default:
+		if (registry_worker_alive(s) != 1) {
+			registry_finish(s);
+			return;
+		}
+		if (s->kill_stage > 2 + 250) {	/* 5 s after SIGKILL */
+			log_warnx("session %s: its worker does not exit",
+			    s->id);
+			registry_answer_delete(s, 503, "session worker is not "
+			    "responding, and did not exit on SIGKILL");
+			s->kill_stage = 0;
+			return;
+		}
+		break;
+	}
+	s->kill_stage++;
+	lws_sul_schedule(front->ctx, 0, &s->sul_kill, registry_kill_cb, next);
+}
+
+/* The worker is gone for good: answer everyone, forget it and its files. */
+static void
+registry_finish(struct session *s)
+{
+	registry_answer_gone(s);
+	if (!front->quit) {
+		registry_unlink_socket(s->id);
+		record_remove(s->id);
+	}
+	if (!s->gone && s->ready && !front->quit)
+		log_info("session %s: worker gone", s->id);
+	registry_remove(s);
+}
+
+/*
+ * Link a known session to its worker: through the registry's own link
+ * to the worker's socket when there is one (a removed ID.sock hides
+ * nothing), else through ID.sock.  Never blocks: a worker whose backlog
+ * is full, or that does not answer its hello in time, is kept, marked,
+ * and tried again.
+ */
+void
+registry_connect(struct session *s)
+{
+	struct sockaddr_un	 sun;
+	struct ucred		 cred;
+	socklen_t		 len = sizeof(cred);
+	char			 magic = CTL_MAGIC, path[700];
+	int			 fd, alive;
+
+	if (s->gone || s->wsi != NULL)
 		return;
-	LIST_FOREACH(c, &s->waiters, wait_entry)
-		if (c->reqid == id)
-			break;
-	if (c == NULL)
-		return;		/* its client has gone */
-	registry_cancel(c);
-	api_worker_reply(c, s, o);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (record_link_path(s->id, path, sizeof(path)) == -1)
+		snprintf(path, sizeof(path), "%s/sessions/%s.sock",
+		    front->conf.rundir, s->id);
+	if (strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path)) {
+		log_warnx("%s: path too long", path);
+		registry_finish(s);
+		return;
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1) {
+		log_warn("socket");
+		goto later;
+	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		if (errno == EAGAIN || errno == EINTR) {
+			/* Its backlog is full: it accepts nothing now. */
+			close(fd);
+			registry_set_responsive(s, 0);
+			goto later;
+		}
+		close(fd);
+		alive = registry_worker_alive(s);
+		if (alive == 1) {
+			if (s->link_tries == 0)
+				log_warnx("session %s: its worker runs but "
+				    "%s: %s", s->id, sun.sun_path,
+				    strerror(errno));
+			registry_set_responsive(s, 0);
+			goto later;
+		}
+		log_info("removing stale session %s", s->id);
+		registry_finish(s);
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+		registry_learn_pid(s, cred.pid);
+	if (write(fd, &magic, 1) != 1 || registry_attach(s, fd) == -1) {
+		close(fd);
+		goto later;
+	}
+	registry_send_hello(s);
+	return;
+later:
+	if (s->link_tries < 10)
+		s->link_tries++;
+	lws_sul_schedule(front->ctx, 0, &s->sul_link, registry_link_cb,
+	    (lws_usec_t)s->link_tries * 500 * LWS_US_PER_MS);
+}
+
+/* A hello that was not answered in time, or a link to try again. */
+static void
+registry_link_cb(lws_sorted_usec_list_t *sul)
+{
+	struct session	*s = lws_container_of(sul, struct session, sul_link);
+
+	if (s->gone)
+		return;
+	if (s->wsi != NULL) {
+		if (s->hello_id != 0) {
+			if (!s->ready)
+				log_warnx("session %s: its worker did not "
+				    "answer in time; waiting for it", s->id);
+			registry_set_responsive(s, 0);
+		}
+		return;
+	}
+	if (registry_worker_alive(s) == 0) {
+		registry_finish(s);
+		return;
+	}
+	registry_connect(s);
 }
 
 void
@@ -266,7 +1030,7 @@ registry_readable(struct session *s)
 		return;
 	}
 	msgpack_unpacked_init(&up);
-	while ((r = ctl_next(&s->ctl, &up, &fd)) == 1) {
+	while (s->wsi != NULL && (r = ctl_next(&s->ctl, &up, &fd)) == 1) {
 		if (fd != -1)
 			close(fd);
 		registry_message(s, &up.data);
@@ -285,143 +1049,52 @@ registry_writeable(struct session *s)
 		rawio_writable(s->wsi);
 }
 
-/* The worker's connection closed: the session is gone (or never was). */
+/*
+ * The link to the worker closed.  A session removed, or one whose worker
+ * is gone, is forgotten; a worker still running (its link dropped, its
+ * exit under way) is watched and linked to again.
+ */
 void
 registry_closed(struct session *s)
 {
-	struct conn	*c;
-	const char	*msg;
+	struct conn	*c, *next;
 
 	s->wsi = NULL;
 	s->ctl.fd = -1;		/* lws closed it */
 	ctl_close(&s->ctl);
-	while ((c = LIST_FIRST(&s->waiters)) != NULL) {
-		registry_cancel(c);
-		msg = c->creating ? "the session's worker failed to start" :
-		    "session '%s' does not exist";
-		if (c->creating)
-			conn_reply_error(c, 500, "internal", "%s", msg);
-		else if (c->route == ROUTE_SESSION_DELETE)
-			conn_reply_empty(c, 204);
-		else
-			conn_reply_error(c, 404, "not_found", msg, c->ref);
-	}
-	if (!s->gone && s->ready && !front->quit)
-		log_info("session %s: worker gone", s->id);
-	if (!front->quit) {
-		char path[700];
-
-		/* A worker running as another user cannot remove it itself. */
-		snprintf(path, sizeof(path), "%s/sessions/%s.sock",
-		    front->conf.rundir, s->id);
-		(void)unlink(path);
-	}
-	registry_remove(s);
-	json_decref(s->obj);
-	free(s->json);
-	free(s);
-}
-
-/* Connect to a worker's socket and ask who it is; blocking, bounded. */
-static int
-registry_hello(const char *path, char *id)
-{
-	struct sockaddr_un	 sun;
-	struct ctl		 c;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-	msgpack_unpacked	 up;
-	const msgpack_object	*obj;
-	struct session		*s;
-	char			 name[65] = "", magic = CTL_MAGIC;
-	int			 fd, rfd;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) >=
-	    sizeof(sun.sun_path))
-		return (-1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return (-1);
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		if (errno == ECONNREFUSED) {
-			log_info("removing stale %s", path);
-			(void)unlink(path);
+	registry_nhandoffs -= s->handoffs;
+	s->handoffs = 0;
+	lws_sul_cancel(&s->sul_handoff);
+	s->hello_id = s->probe_id = 0;
+	if (s->gone) {
+		registry_answer_gone(s);
+		if (!front->quit) {
+			registry_unlink_socket(s->id);
+			record_remove(s->id);
 		}
-		close(fd);
-		return (-1);
-	}
-	if (write(fd, &magic, 1) != 1) {
-		close(fd);
-		return (-1);
-	}
-	ctl_init(&c, fd);
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 2);
-	mpack_kv_str(&pk, "type", "hello");
-	mpack_kv_int(&pk, "id", 0);
-	msgpack_unpacked_init(&up);
-	if (ctl_send_wait(&c, &sb, -1) == -1 ||
-	    ctl_recv_wait(&c, &up, &rfd, 2000) != 1 ||
-	    (obj = mpack_get(&up.data, "session")) == NULL ||
-	    mpack_strcpy(mpack_get(obj, "id"), id, 64) == -1 ||
-	    (mpack_get(obj, "name") != NULL &&
-	    mpack_get(obj, "name")->type == MSGPACK_OBJECT_STR &&
-	    mpack_strcpy(mpack_get(obj, "name"), name, sizeof(name)) == -1)) {
-		log_warnx("%s: the worker did not answer", path);
-		msgpack_sbuffer_destroy(&sb);
-		msgpack_unpacked_destroy(&up);
-		ctl_close(&c);
-		return (-1);
-	}
-	msgpack_sbuffer_destroy(&sb);
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	if (registry_find_id(id) != NULL ||
-	    (name[0] != '\0' && registry_name_taken(name)) ||
-	    (s = registry_add(id, name, fd)) == NULL) {
-		msgpack_unpacked_destroy(&up);
-		ctl_close(&c);
-		return (-1);
-	}
-	/* Anything buffered past the reply stays with the new ctl. */
-	c.fd = -1;
-	s->ready = 1;
-	registry_update(s, obj);
-	free(s->ctl.rbuf);
-	s->ctl.rbuf = c.rbuf;
-	s->ctl.rlen = c.rlen;
-	s->ctl.rcap = c.rcap;
-	c.rbuf = NULL;
-	ctl_close(&c);
-	msgpack_unpacked_destroy(&up);
-	return (0);
-}
-
-void
-registry_discover(void)
-{
-	DIR		*d;
-	struct dirent	*de;
-	char		 dir[600], path[1200], id[64];
-	size_t		 n;
-	int		 found = 0;
-
-	snprintf(dir, sizeof(dir), "%s/sessions", front->conf.rundir);
-	if ((d = opendir(dir)) == NULL) {
-		log_warn("%s", dir);
+		registry_free(s);
 		return;
 	}
-	while ((de = readdir(d)) != NULL) {
-		n = strlen(de->d_name);
-		if (n < 6 || strcmp(de->d_name + n - 5, ".sock") != 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (registry_hello(path, id) == 0)
-			found++;
+	if (front->quit || !s->ready || registry_worker_alive(s) != 1) {
+		registry_finish(s);
+		return;
 	}
-	closedir(d);
-	if (found > 0)
-		log_info("found %d running session%s", found,
-		    found == 1 ? "" : "s");
+	for (c = LIST_FIRST(&s->waiters); c != NULL; c = next) {
+		next = LIST_NEXT(c, wait_entry);
+		if (c->route == ROUTE_SESSION_WAIT ||
+		    c->route == ROUTE_SESSION_DELETE)
+			continue;
+		registry_cancel(c);
+		conn_reply_error(c, 503, "unavailable",
+		    "session worker is not responding");
+	}
+	LIST_FOREACH(c, &s->waiters, wait_entry)
+		if (c->route == ROUTE_SESSION_DELETE)
+			break;
+	if (c != NULL)
+		registry_kill(s);	/* its delete may have been lost */
+	registry_set_responsive(s, 0);
+	s->link_tries = 0;
+	lws_sul_schedule(front->ctx, 0, &s->sul_link, registry_link_cb,
+	    200 * LWS_US_PER_MS);
 }

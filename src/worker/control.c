@@ -3,7 +3,9 @@
  *
  * Each request carries an id that its reply repeats.  "adopt" carries the
  * descriptor of a client connection whose request head the front has read
- * but not consumed; the worker serves that connection from then on.  A
+ * but not consumed; the worker serves that connection from then on, and
+ * says "adopted" at once, so that the front can bound what it has passed
+ * and not seen taken (the hello reply says the worker does so).  A
  * malformed frame drops the control connection, never the session.
  */
 #include <sys/types.h>
@@ -21,6 +23,8 @@
 #include "mpack.h"
 #include "signame.h"
 #include "worker.h"
+
+static void	control_send(struct worker_fd *, msgpack_sbuffer *);
 
 void
 control_send_reply(struct worker_fd *wf, int64_t id, int status,
@@ -44,11 +48,63 @@ control_send_reply(struct worker_fd *wf, int64_t id, int status,
 		mpack_str(&pk, "session");
 		worker_pack_session(&pk);
 	}
-	if (ctl_send(&wf->ctl, &sb, -1) == -1)
+	control_send(wf, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+control_send(struct worker_fd *wf, msgpack_sbuffer *sb)
+{
+	if (ctl_send(&wf->ctl, sb, -1) == -1)
 		lws_set_timeout(wf->wsi, 1, LWS_TO_KILL_ASYNC);
 	else if (ctl_pending(&wf->ctl))
 		rawio_writable(wf->wsi);
+}
+
+/* The reply to hello: the session, and what this worker does. */
+static void
+control_send_hello(struct worker_fd *wf, int64_t id)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 5);
+	mpack_kv_str(&pk, "type", "reply");
+	mpack_kv_int(&pk, "id", id);
+	mpack_kv_int(&pk, "status", 200);
+	mpack_kv_bool(&pk, "adoptAcks", 1);
+	mpack_str(&pk, "session");
+	worker_pack_session(&pk);
+	control_send(wf, &sb);
 	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+control_send_type(struct worker_fd *wf, const char *type)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 1);
+	mpack_kv_str(&pk, "type", type);
+	control_send(wf, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* The session ended without a front's delete (--exited-ttl): say so. */
+void
+control_broadcast_gone(void)
+{
+	struct worker_fd	*wf, *next;
+
+	for (wf = LIST_FIRST(&worker->controls); wf != NULL; wf = next) {
+		next = LIST_NEXT(wf, entry);
+		control_send_type(wf, "gone");
+	}
 }
 
 static const char *
@@ -98,11 +154,14 @@ control_dispatch(struct worker_fd *wf, const msgpack_object *o, int fd)
 	if (mpack_streq(type, "adopt")) {
 		if (fd != -1)
 			control_adopt(fd);
+		control_send_type(wf, "adopted");
 		return;
 	}
 	if (fd != -1)
 		close(fd);
-	if (mpack_streq(type, "hello") || mpack_streq(type, "info")) {
+	if (mpack_streq(type, "hello")) {
+		control_send_hello(wf, id);
+	} else if (mpack_streq(type, "info")) {
 		control_send_reply(wf, id, 200, NULL, NULL, 1);
 	} else if (mpack_streq(type, "signal")) {
 		if ((signo = signame_from_object(mpack_get(o, "signal"))) ==

@@ -385,6 +385,7 @@ session_delete_done(void)
 	if (!worker->final)
 		session_finalise();
 	worker_quit();
+	control_broadcast_gone();
 	for (i = 0; i < worker->ndelete; i++)
 		if (worker->delete_ctl[i] != NULL)
 			control_send_reply(worker->delete_ctl[i],

@@ -301,6 +301,7 @@ void	control_read(struct worker_fd *);
 void	control_send_reply(struct worker_fd *, int64_t id, int status,
 	    const char *code, const char *message, int with_session);
 void	control_closed(struct worker_fd *);
+void	control_broadcast_gone(void);
 
 /* client.c: attached WebSocket clients and log requests */
 int	client_callback(struct lws *, enum lws_callback_reasons, void *,

@@ -232,10 +232,21 @@ class TestRuntimeFiles(lt.DaemonPerClass):
             self.assertEqual(os.stat(p).st_uid, uid, p)
         # every file in RUNDIR is one of those
         self.assertEqual(sorted(os.listdir(d.rundir)),
-                         ["lodged.sock", "sessions", "token"])
+                         ["lodged.sock", "registry", "sessions", "token"])
         self.assertEqual(sorted(os.listdir(sdir)),
                          sorted([mine["id"] + ".sock",
                                  other["id"] + ".sock"]))
+        # the front's records: its own, closed to everyone else
+        rdir = os.path.join(d.rundir, "registry")
+        self.assertEqual(mode(rdir), 0o700)
+        self.assertEqual(os.stat(rdir).st_uid, 0)
+        self.assertEqual(sorted(os.listdir(rdir)),
+                         sorted(s["id"] + ext for s in (mine, other)
+                                for ext in (".json", ".sock")))
+        for s in (mine, other):
+            rec = os.path.join(rdir, s["id"] + ".json")
+            self.assertEqual(mode(rec), 0o600)
+            self.assertEqual(os.stat(rec).st_uid, 0)
 
     async def test_rundir_mode_is_reset_and_socket_group(self):
         rundir = tempfile.mkdtemp(prefix="lodge-test-run-")

@@ -1038,6 +1038,8 @@ test_routes(void **state)
 		{ "GET", "/v1/sessions/abc/log", ROUTE_SESSION_LOG, "abc" },
 		{ "GET", "/v1/sessions/abc/attach", ROUTE_SESSION_ATTACH,
 		    "abc" },
+		{ "GET", "/v1/sessions/abc/wait", ROUTE_SESSION_WAIT, "abc" },
+		{ "POST", "/v1/sessions/abc/wait", ROUTE_BAD_METHOD, "abc" },
 		/* Ref characters are the caller's to judge. */
 		{ "GET", "/v1/sessions/a b?\xff", ROUTE_SESSION_GET,
 		    "a b?\xff" },

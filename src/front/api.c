@@ -373,7 +373,7 @@ out:
 static int
 api_worker_answers(struct conn *c, struct session *s)
 {
-	if (registry_reachable(s) && s->responsive)
+	if (registry_answers(s))
 		return (1);
 	conn_reply_error(c, 503, "unavailable",
 	    "session worker is not responding");
@@ -829,7 +829,7 @@ api_request(struct conn *c)
 	switch (c->route) {
 	case ROUTE_SESSION_GET:
 		/* A worker that does not answer: what is known of it. */
-		if (!registry_reachable(s) || !s->responsive)
+		if (!registry_answers(s))
 			api_reply_session(c, s);
 		else
 			api_forward(c, s, "info", NULL, NULL, NULL, NULL, 0);

@@ -180,6 +180,7 @@ struct session {
 	pid_t			 worker_pid;	/* the kernel's word */
 	unsigned long long	 worker_start;	/* its start time, /proc */
 	int64_t			 hello_id;	/* a hello in flight */
+	int			 hello_late;	/* ... past its deadline */
 	int64_t			 probe_id;	/* an info asked unprompted */
 	int64_t			 delete_id;	/* the delete sent, if any */
 	int			 handoffs;	/* passed, not yet taken */
@@ -258,6 +259,7 @@ void	registry_readable(struct session *);
 void	registry_writeable(struct session *);
 void	registry_closed(struct session *);
 int	registry_reachable(struct session *);
+int	registry_answers(struct session *);
 int	registry_all(struct session **, int max);
 int	registry_handoff_check(struct session *, char *why, size_t);
 void	registry_handoff_sent(struct session *);

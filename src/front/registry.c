@@ -298,6 +298,17 @@ registry_reachable(struct session *s)
 }
 
 /*
+ * Whether to ask the worker at all: linked, and not marked (a worker just
+ * found is asked: the request waits behind its hello, both bounded).
+ */
+int
+registry_answers(struct session *s)
+{
+	return (registry_reachable(s) && (s->responsive ||
+	    (s->hello_id != 0 && !s->hello_late)));
+}
+
+/*
  * /proc/PID/stat from its third field (the state) on, in buf; NULL if
  * there is no such process (errno ENOENT).
  */
@@ -545,6 +556,7 @@ static void
 registry_send_hello(struct session *s)
 {
 	s->hello_id = registry_send_type(s, "hello");
+	s->hello_late = 0;
 	lws_sul_schedule(front->ctx, 0, &s->sul_link, registry_link_cb,
 	    REGISTRY_HELLO_MS * LWS_US_PER_MS);
 }
@@ -739,7 +751,7 @@ registry_delete(struct session *s, struct conn *c)
 	    LWS_US_PER_MS);
 	if (registry_reachable(s) && s->delete_id == 0)
 		s->delete_id = registry_send_type(s, "delete");
-	if (!registry_reachable(s) || !s->responsive)
+	if (!registry_answers(s))
 		registry_kill(s);
 }
 
@@ -807,7 +819,7 @@ registry_deadline_cb(lws_sorted_usec_list_t *sul)
 int
 registry_handoff_check(struct session *s, char *why, size_t len)
 {
-	if (!registry_reachable(s) || !s->responsive)
+	if (!registry_answers(s))
 		snprintf(why, len, "session worker is not responding");
 	else if (s->handoffs >= REGISTRY_HANDOFF_MAX)
 		snprintf(why, len, "session worker is not responding: %d "
@@ -1005,6 +1017,7 @@ registry_link_cb(lws_sorted_usec_list_t *sul)
 		return;
 	if (s->wsi != NULL) {
 		if (s->hello_id != 0) {
+			s->hello_late = 1;
 			if (!s->ready)
 				log_warnx("session %s: its worker did not "
 				    "answer in time; waiting for it", s->id);

@@ -330,9 +330,7 @@ api_create(struct conn *c)
 	}
 	msgpack_sbuffer_destroy(&sb);
 	c->creating = 1;
-	c->waiting = s;
-	c->state = CONN_WAIT;
-	LIST_INSERT_HEAD(&s->waiters, c, wait_entry);
+	registry_expect(s, c, REGISTRY_CREATE_MS);
 done:
 	spawnreq_free(&req);
 out:
@@ -434,14 +432,19 @@ api_forward(struct conn *c, struct session *s, const char *type,
 static void
 api_wait(struct conn *c, struct session *s)
 {
-	char	 v[32], *end;
+	char	 v[32], *end = NULL;
 	double	 t = API_WAIT_DEFAULT;
 	int	 n;
 
 	if ((n = httphead_query(c->h.query, "timeout", v, sizeof(v))) != -1) {
-		errno = 0;
-		t = n > 0 && v[0] >= '0' && v[0] <= '9' ? strtod(v, &end) : -1;
-		if (n <= 0 || errno != 0 || *end != '\0' || !(t >= 0) ||
+		/* Decimal digits and a point only: no sign, exponent, hex. */
+		t = -1;
+		if (n > 0 && v[0] >= '0' && v[0] <= '9' &&
+		    strspn(v, "0123456789.") == (size_t)n) {
+			errno = 0;
+			t = strtod(v, &end);
+		}
+		if (end == NULL || *end != '\0' || errno != 0 || !(t >= 0) ||
 		    t > API_WAIT_MAX) {
 			conn_reply_error(c, 400, "bad_request", "'timeout' "
 			    "must be a number of seconds from 0 to %d",

@@ -156,6 +156,7 @@ struct conn {
  */
 #define REGISTRY_TIMEOUT_MS	5000
 #define REGISTRY_HELLO_MS	2000
+#define REGISTRY_CREATE_MS	10000	/* a new worker's "created" */
 #define REGISTRY_GRACE_MS	2500	/* SIGHUP, 0.5 s, SIGTERM, 2 s */
 #define REGISTRY_HANDOFF_MAX	16
 #define REGISTRY_HANDOFF_TOTAL	1024
@@ -264,6 +265,7 @@ int	registry_all(struct session **, int max);
 int	registry_handoff_check(struct session *, char *why, size_t);
 void	registry_handoff_sent(struct session *);
 json_t	*registry_object(struct session *);
+void	registry_expect(struct session *, struct conn *, int ms);
 void	registry_wait(struct session *, struct conn *, int timeout_ms);
 void	registry_delete(struct session *, struct conn *);
 void	registry_kill(struct session *);

@@ -715,8 +715,6 @@ int
 registry_request(struct session *s, struct conn *c, msgpack_sbuffer *sb,
     int fd)
 {
-	int	ms = REGISTRY_TIMEOUT_MS;
-
 	if (!registry_reachable(s)) {
 		if (fd != -1)
 			close(fd);
@@ -728,13 +726,8 @@ registry_request(struct session *s, struct conn *c, msgpack_sbuffer *sb,
 		rawio_writable(s->wsi);
 	if (fd != -1)
 		registry_handoff_sent(s);
-	if (c != NULL) {
-		registry_park(s, c);
-		if (c->route == ROUTE_SESSION_DELETE)
-			ms += REGISTRY_GRACE_MS;
-		lws_sul_schedule(front->ctx, 0, &c->sul, registry_deadline_cb,
-		    (lws_usec_t)ms * LWS_US_PER_MS);
-	}
+	if (c != NULL)
+		registry_expect(s, c, REGISTRY_TIMEOUT_MS);
 	return (0);
 }
 
@@ -745,14 +738,20 @@ registry_request(struct session *s, struct conn *c, msgpack_sbuffer *sb,
 void
 registry_delete(struct session *s, struct conn *c)
 {
-	registry_park(s, c);
-	lws_sul_schedule(front->ctx, 0, &c->sul, registry_deadline_cb,
-	    (lws_usec_t)(REGISTRY_TIMEOUT_MS + REGISTRY_GRACE_MS) *
-	    LWS_US_PER_MS);
+	registry_expect(s, c, REGISTRY_TIMEOUT_MS + REGISTRY_GRACE_MS);
 	if (registry_reachable(s) && s->delete_id == 0)
 		s->delete_id = registry_send_type(s, "delete");
 	if (!registry_answers(s))
 		registry_kill(s);
+}
+
+/* c waits for an answer of s's worker, for at most ms. */
+void
+registry_expect(struct session *s, struct conn *c, int ms)
+{
+	registry_park(s, c);
+	lws_sul_schedule(front->ctx, 0, &c->sul, registry_deadline_cb,
+	    (lws_usec_t)ms * LWS_US_PER_MS);
 }
 
 /* GET /v1/sessions/{ref}/wait: answered when s exits, or at the timeout. */
@@ -766,9 +765,7 @@ registry_wait(struct session *s, struct conn *c, int timeout_ms)
 		api_reply_session(c, s);
 		return;
 	}
-	registry_park(s, c);
-	lws_sul_schedule(front->ctx, 0, &c->sul, registry_deadline_cb,
-	    (lws_usec_t)timeout_ms * LWS_US_PER_MS);
+	registry_expect(s, c, timeout_ms);
 }
 
 void

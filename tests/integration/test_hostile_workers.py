@@ -227,6 +227,29 @@ class TestHostileWorkers(lt.DaemonPerTest):
         wait_for(lambda: fd_count(front) <= before + 2,
                  what="the front's descriptors to come back")
 
+    def test_create_with_stopped_worker_answers(self):
+        """A worker that never says "created" (here: the workers forked
+        ahead, stopped): the create call gets 503 in bounded time."""
+        d = self.d
+        waiting = [p for p in lt.descendants_of(d.proc.pid)
+                   if lt.read_text("/proc/%d/cmdline" % p).startswith(
+                       "lodged: waiting")]
+        self.assertTrue(waiting, "no worker forked ahead")
+        for p in waiting:
+            os.kill(p, signal.SIGSTOP)
+            self.addCleanup(self._cont, p)
+        r, took = self.timed("POST", "/v1/sessions",
+                             {"args": ["sleep", "1000"]})
+        j = self.assertError(r, 503, "unavailable")
+        self.assertIn("not responding", j["error"]["message"])
+        self.assertLess(took, BOUND)
+        self.assertEqual(d.json("GET", "/v1/health")["status"], "ok")
+        for p in waiting:
+            os.kill(p, signal.SIGCONT)
+        # the worker, running again, starts the session: it is listed
+        wait_for(lambda: d.json("GET", "/v1/sessions")["sessions"],
+                 BOUND, what="the late session to be listed")
+
     def test_removed_socket_does_not_hide_a_session(self):
         """A removed ID.sock: a restarted front still finds the session
         (and puts the socket back); its name stays taken."""
@@ -273,7 +296,8 @@ class TestHostileWorkers(lt.DaemonPerTest):
         self.assertGreaterEqual(time.monotonic() - t0, 0.5)
         r = d.request("GET", sess_path(s2["id"], "/wait?timeout=0"))
         self.assertEqual(r.json()["state"], "running", r)
-        for bad in ("-1", "x", "3601", "", "1e9", "nan"):
+        for bad in ("-1", "x", "3601", "", "1e2", "nan", "0x10", "1.5.5",
+                    "+1", "%201"):
             r = d.request("GET", sess_path(s2["id"], "/wait?timeout=" + bad))
             self.assertError(r, 400, "bad_request")
         self.assertError(d.request("GET", sess_path("nosuch", "/wait")),

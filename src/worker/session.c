@@ -128,6 +128,9 @@ session_check_final(void)
 		session_finalise();
 }
 
+static int	session_group_alive(void);
+static void	session_delete_done(void);
+
 void
 session_reap(void)
 {
@@ -143,6 +146,13 @@ session_reap(void)
 		    session_drain_cb, WORKER_DRAIN_MS * LWS_US_PER_MS);
 		session_check_final();
 	}
+	/*
+	 * A delete ends as soon as the group is gone, on the SIGCHLD that
+	 * says so, not at the next poll (which only paces the grace steps).
+	 */
+	if (worker->deleting && !worker->quitting && worker->reaped &&
+	    !session_group_alive())
+		session_delete_done();
 }
 
 /*
@@ -400,6 +410,8 @@ session_delete_cb(lws_sorted_usec_list_t *sul)
 
 	(void)sul;
 	session_reap();
+	if (worker->quitting)
+		return;		/* session_reap saw the group go */
 	if (worker->reaped && !session_group_alive()) {
 		session_delete_done();
 		return;

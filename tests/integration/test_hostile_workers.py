@@ -185,12 +185,19 @@ class TestHostileWorkers(lt.DaemonPerTest):
         front = d.proc.pid
         before = fd_count(front)
         path = sess_path(s["id"], "/attach")
-        socks, peak = [], 0
+        socks, peak, cut = [], 0, 0
         try:
             for i in range(2000):
                 c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 c.connect(d.sock_path)
-                c.sendall((ATTACH % path).encode())
+                try:
+                    c.sendall((ATTACH % path).encode())
+                except OSError:
+                    # past --max-connections the front answers 503 and
+                    # closes before reading: refused too
+                    cut += 1
+                    c.close()
+                    continue
                 socks.append(c)
                 if i % 200 == 199:
                     peak = max(peak, fd_count(front))
@@ -209,9 +216,10 @@ class TestHostileWorkers(lt.DaemonPerTest):
             self.assertEqual(h["status"], "ok")
             refused = [b for b in replies.values()
                        if b.startswith(b"HTTP/1.1 503")]
-            self.assertGreaterEqual(len(refused), 2000 - 64,
+            self.assertGreaterEqual(len(refused) + cut, 2000 - 64,
                                     "most attaches are refused")
-            self.assertIn(b"not responding", refused[0])
+            self.assertTrue([b for b in refused if b"not responding" in b],
+                            refused[:3])
             # the front holds no descriptor for a queued attach: once the
             # refused connections have lingered (2 s, conn.c), its count is
             # back near where it was, whatever the clients keep open

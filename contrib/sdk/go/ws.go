@@ -1,0 +1,70 @@
+package lodge
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/coder/websocket"
+)
+
+// serverReadLimit bounds one server message: lodged sends at most 256 KiB
+// of output and a small header, and an attached message holds a session
+// object. coder/websocket's default of 32 KiB would refuse them.
+const serverReadLimit = 1 << 20
+
+// dial opens a WebSocket to path; a refused upgrade is the daemon's typed
+// error, with its status.
+func (s *Sandbox) dial(ctx context.Context, path string) (*websocket.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	defer cancel()
+	h := http.Header{}
+	if s.token != "" {
+		h.Set("Authorization", "Bearer "+s.token)
+	}
+	c, resp, err := websocket.Dial(dctx, s.base+path, &websocket.DialOptions{
+		HTTPClient:      s.http,
+		HTTPHeader:      h,
+		CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols && resp.StatusCode != 0 {
+			var body []byte
+			if resp.Body != nil {
+				body, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			}
+			return nil, errorFromReply(resp.StatusCode, body)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	c.SetReadLimit(serverReadLimit)
+	return c, nil
+}
+
+// writeSplit sends data as stdin messages no larger than max bytes each.
+func writeSplit(ctx context.Context, c *websocket.Conn, data []byte, max int) error {
+	chunk := max - stdinOverhead
+	if chunk < 1 {
+		chunk = 1
+	}
+	for first := true; first || len(data) > 0; first = false {
+		n := len(data)
+		if n > chunk {
+			n = chunk
+		}
+		if err := c.Write(ctx, websocket.MessageBinary, encodeStdin(data[:n])); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+// closedNormally tells a close after the server's exit from a failure.
+func closedNormally(err error) bool {
+	return websocket.CloseStatus(err) == websocket.StatusNormalClosure || errors.Is(err, io.EOF)
+}

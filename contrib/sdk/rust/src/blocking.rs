@@ -297,8 +297,14 @@ impl Sandbox {
             .name("lodge-exec-stream".into())
             .spawn(move || {
                 let mut d = Delivery::new(sinks);
-                let end = pump(&mut ws, &mut d);
-                bg.finish(end.unwrap_or_else(|e| Err(e)));
+                let end = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    pump(&mut ws, &mut d)
+                }));
+                bg.finish(match end {
+                    Ok(Ok(end)) => end,
+                    Ok(Err(e)) => Err(e),
+                    Err(p) => Err(crate::error::panic_message(p)),
+                });
             })?;
         Ok(ExecStreamHandle { inner, pid })
     }
@@ -328,7 +334,7 @@ impl Sandbox {
             .name("lodge-attach".into())
             .spawn(move || {
                 let mut ws = ws;
-                let end = loop {
+                let run = std::panic::AssertUnwindSafe(|| loop {
                     let lost = match pump(&mut ws, &mut d) {
                         Ok(end) => break end,
                         Err(e) => e,
@@ -385,7 +391,9 @@ impl Sandbox {
                         }
                         Err(e) => break Err(e),
                     }
-                };
+                });
+                let end = std::panic::catch_unwind(run)
+                    .unwrap_or_else(|p| Err(crate::error::panic_message(p)));
                 let end = if bg.detached() {
                     Err(Error::Detached)
                 } else {

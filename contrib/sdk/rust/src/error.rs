@@ -56,6 +56,9 @@ pub enum Error {
     /// The attach handle was detached by its caller before an exit.
     #[error("detached before the process exited")]
     Detached,
+    /// An output or event callback panicked; the stream was closed.
+    #[error("a callback panicked: {0}")]
+    CallbackPanicked(String),
     /// A client-side timeout (connect or request), not the server's
     /// `timeoutSeconds`.
     #[error("client timeout: {0}")]
@@ -167,6 +170,15 @@ impl From<std::io::Error> for Error {
             _ => Error::Io(Arc::new(e)),
         }
     }
+}
+
+pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> Error {
+    let m = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    Error::CallbackPanicked(m)
 }
 
 /// This crate's `Result`.

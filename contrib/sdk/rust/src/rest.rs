@@ -143,11 +143,12 @@ pub(crate) fn session_body(o: &CreateSessionOptions) -> Value {
     Value::Object(m)
 }
 
-/// The input body: text as `data`, other bytes as `dataBase64`.
+/// The input body: text as `data`, other bytes (and NUL, which the
+/// daemon's JSON refuses in strings) as `dataBase64`.
 pub(crate) fn input_body(data: &[u8]) -> Value {
     match std::str::from_utf8(data) {
-        Ok(s) => json!({ "data": s }),
-        Err(_) => json!({ "dataBase64": base64_encode(data) }),
+        Ok(s) if !s.contains('\0') => json!({ "data": s }),
+        _ => json!({ "dataBase64": base64_encode(data) }),
     }
 }
 

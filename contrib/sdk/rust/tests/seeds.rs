@@ -30,7 +30,12 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn example(name: &str) -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().join("examples").join(name)
+    exe.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(name)
 }
 
 struct Run {
@@ -71,7 +76,11 @@ impl Run {
             let left = end.saturating_duration_since(Instant::now());
             match self.out.recv_timeout(left) {
                 Ok(c) => self.seen.extend(c),
-                Err(_) => panic!("{:?} not seen in {:?}", String::from_utf8_lossy(pat), String::from_utf8_lossy(&self.seen)),
+                Err(_) => panic!(
+                    "{:?} not seen in {:?}",
+                    String::from_utf8_lossy(pat),
+                    String::from_utf8_lossy(&self.seen)
+                ),
             }
         }
     }
@@ -90,7 +99,10 @@ impl Run {
             }
             if Instant::now() > end {
                 let _ = self.child.kill();
-                panic!("example still running: {}", String::from_utf8_lossy(&self.seen));
+                panic!(
+                    "example still running: {}",
+                    String::from_utf8_lossy(&self.seen)
+                );
             }
             while let Ok(c) = self.out.try_recv() {
                 self.seen.extend(c);
@@ -103,7 +115,11 @@ impl Run {
 fn stat(pid: u32) -> Option<(String, u32)> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (l, r) = (s.find('(')?, s.rfind(')')?);
-    let ppid = r.checked_add(2).and_then(|i| s[i..].split(' ').nth(1))?.parse().ok()?;
+    let ppid = r
+        .checked_add(2)
+        .and_then(|i| s[i..].split(' ').nth(1))?
+        .parse()
+        .ok()?;
     Some((s[l + 1..r].to_string(), ppid))
 }
 
@@ -149,7 +165,11 @@ fn workspace() {
     std::fs::create_dir_all("/workspace").unwrap();
     let pj = "/workspace/package.json";
     if !std::path::Path::new(pj).exists() {
-        std::fs::write(pj, r#"{"name":"workspace","version":"1.0.0","private":true}"#).unwrap();
+        std::fs::write(
+            pj,
+            r#"{"name":"workspace","version":"1.0.0","private":true}"#,
+        )
+        .unwrap();
     }
     if !std::path::Path::new("/workspace/index.js").exists() {
         std::fs::write("/workspace/index.js", "console.log('index')\n").unwrap();
@@ -168,7 +188,10 @@ fn seed_sessions_create() {
     fresh_shell(&sb);
     let out = Run::new("sessions_create").finish(30);
     let id = out.trim();
-    assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{out:?}");
+    assert!(
+        id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{out:?}"
+    );
     let s = sb.get_session("shell").unwrap();
     assert_eq!((s.id.as_str(), s.pty, s.cols, s.rows), (id, true, 120, 40));
     assert_eq!(s.work_dir.as_deref(), Some("/workspace"));
@@ -185,7 +208,8 @@ fn seed_sessions_attach() {
     sb.send_input("shell", "exit\n").unwrap();
     let out = r.finish(30);
     assert!(
-        out.trim_end().ends_with("ExitStatus { code: Some(0), signal: None, timed_out: false }"),
+        out.trim_end()
+            .ends_with("ExitStatus { code: Some(0), signal: None, timed_out: false }"),
         "{out:?}"
     );
     sb.delete_session("shell").unwrap();
@@ -202,7 +226,10 @@ fn seed_sessions_log() {
     assert!(printed.ends_with('\n'));
     // what it printed is the ring's start, as the test reads it now
     let now = String::from_utf8_lossy(&sb.session_log("shell").unwrap()).into_owned();
-    assert!(now.starts_with(&printed[..printed.len() - 1]), "{printed:?} vs {now:?}");
+    assert!(
+        now.starts_with(&printed[..printed.len() - 1]),
+        "{printed:?} vs {now:?}"
+    );
     sb.delete_session("shell").unwrap();
 }
 
@@ -225,7 +252,12 @@ fn seed_exec_stream_live() {
     if !had {
         let _ = std::fs::remove_file(&lock);
     }
-    let last = out.trim_end().lines().last().unwrap_or_default().to_string();
+    let last = out
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
     assert!(
         last.starts_with("ExitStatus { code: Some(")
             && last.ends_with("), signal: None, timed_out: false }"),
@@ -239,12 +271,22 @@ fn seed_exec_stream_pty() {
     let before = our_bashes();
     let mut r = Run::new("exec_stream_pty");
     r.read_hello();
-    let new: Vec<u32> = our_bashes().difference(&before).copied().collect();
+    // the example's bash: the new one whose parent is no bash (its own
+    // subshells, e.g. of a prompt, come and go)
+    let new: Vec<u32> = our_bashes()
+        .difference(&before)
+        .copied()
+        .filter(|p| {
+            let parent = stat(*p).map(|s| s.1).unwrap_or(1);
+            stat(parent).map(|s| s.0 != "bash").unwrap_or(true)
+        })
+        .collect();
     assert_eq!(new.len(), 1, "{new:?}");
     unsafe_kill(new[0]);
     let out = r.finish(30);
     assert!(
-        out.trim_end().ends_with("ExitStatus { code: None, signal: Some(\"KILL\"), timed_out: false }"),
+        out.trim_end()
+            .ends_with("ExitStatus { code: None, signal: Some(\"KILL\"), timed_out: false }"),
         "{out:?}"
     );
 }
@@ -257,6 +299,9 @@ fn seed_exec_signals() {
 }
 
 fn unsafe_kill(pid: u32) {
-    let st = Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
+    let st = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
     assert!(st.success());
 }

@@ -41,10 +41,11 @@ pub fn unique(prefix: &str) -> String {
         "{prefix}-{}-{}-{}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed),
-        Instant::now().elapsed().subsec_nanos() ^ std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos()
+        Instant::now().elapsed().subsec_nanos()
+            ^ std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
     )
 }
 
@@ -115,7 +116,12 @@ pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
 /// Whether process `pid` exists (and is no zombie).
 pub fn alive(pid: i64) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Ok(s) => !s
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
         Err(_) => false,
     }
 }

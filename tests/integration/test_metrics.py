@@ -120,6 +120,18 @@ class TestMetrics(lt.DaemonPerClass):
         self.assertGreater(self.value(after, "process_resident_memory_bytes"),
                            0)
 
+    def test_rediscovered(self):
+        """A restarted front counts the sessions it found again."""
+        d = self.start_daemon()
+        for _ in range(2):
+            self.create({"args": ["sleep", "1000"]}, d=d)
+        d.kill9()
+        d.restart()
+        lt.wait_for(lambda: self.value(parse(d.request(
+            "GET", "/metrics").body.decode()),
+            "lodged_sessions_rediscovered_total") == 2,
+            what="2 sessions counted as rediscovered")
+
     def test_token_and_peers(self):
         """The token is needed on TCP; a non-root Unix peer is refused; root
         on the Unix socket needs none."""

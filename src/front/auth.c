@@ -4,7 +4,9 @@
  *
  * The token comes from --token-file, LODGE_TOKEN, or RUNDIR/token, which is
  * generated (mode 0600) when missing and kept across restarts, so clients
- * keep working when the front comes back.  Comparison is constant-time.
+ * keep working when the front comes back.  A token file is believed only
+ * when it is ours (or root's) and closed to others.  Comparison is
+ * constant-time.
  *
  * A web page can make a browser send requests to a loopback port, and with
  * DNS rebinding even read the replies; what it cannot do is know the token,
@@ -48,84 +50,136 @@ auth_set(const char *s, size_t len, const char *from)
 	return (0);
 }
 
+/*
+ * Read the token from a file of ours (or root's, for --token-file) that no
+ * one else can read or change; 1 when the file does not exist.
+ */
 static int
-auth_read(const char *path, int must_be_private)
+auth_read(int at, const char *path, const char *name, int optional)
 {
 	struct stat	 st;
 	char		 buf[256];
+	const char	*why = NULL;
 	ssize_t		 n;
 	int		 fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
-		if (errno != ENOENT || !must_be_private)
-			log_warn("%s", path);
-		return (errno == ENOENT ? 1 : -1);
-	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		log_warnx("%s: not a regular file", path);
-		close(fd);
+	if ((fd = openat(at, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) == -1) {
+		if (errno == ENOENT && optional)
+			return (1);
+		if (errno == ELOOP)
+			log_warnx("%s: refused, a symbolic link", name);
+		else
+			log_warn("%s", name);
 		return (-1);
 	}
-	if (st.st_mode & 077) {
-		log_warnx("%s: refused, readable by others (chmod 600 it)",
-		    path);
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_uid != geteuid() && (at != AT_FDCWD || st.st_uid != 0))
+		why = "owned by another user";
+	else if (st.st_mode & 077)
+		why = "readable or writable by others (chmod 600 it)";
+	if (why != NULL) {
+		log_warnx("%s: refused, %s", name, why);
 		close(fd);
 		return (-1);
 	}
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
 	if (n <= 0) {
-		log_warnx("%s: empty", path);
+		log_warnx("%s: empty", name);
 		return (-1);
 	}
-	return (auth_set(buf, (size_t)n, path) == -1 ? -1 : 0);
+	n = auth_set(buf, (size_t)n, name);
+	explicit_bzero(buf, sizeof(buf));
+	return (n == -1 ? -1 : 0);
 }
 
+/* Write all of buf, or fail. */
 static int
-auth_generate(const char *path)
+auth_write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		if ((n = write(fd, buf, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return (-1);
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return (0);
+}
+
+/*
+ * A new token, made whole in token.new and renamed over token: a reader
+ * sees the old file or the new one, and a failure (a full disk) leaves
+ * neither a partial token nor token.new behind.
+ */
+static int
+auth_generate(const char *name)
 {
 	unsigned char	 raw[AUTH_TOKEN_BYTES];
 	char		 hex[AUTH_TOKEN_BYTES * 2 + 2];
-	char		 tmp[700];
 	size_t		 i;
-	int		 fd;
+	int		 fd, rc;
 
 	arc4random_buf(raw, sizeof(raw));
 	for (i = 0; i < sizeof(raw); i++)
 		snprintf(hex + i * 2, 3, "%02x", raw[i]);
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-	    O_NOFOLLOW, 0600)) == -1) {
-		log_warn("%s", tmp);
-		return (-1);
-	}
+	explicit_bzero(raw, sizeof(raw));
 	strlcat(hex, "\n", sizeof(hex));
-	if (write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex) ||
-	    fchmod(fd, 0600) == -1 || close(fd) == -1 ||
-	    rename(tmp, path) == -1) {
-		log_warn("%s", path);
+	/* A token.new of a start that failed: ours, the directory is. */
+	(void)unlinkat(front->rundir_fd, "token.new", 0);
+	if ((fd = openat(front->rundir_fd, "token.new", O_WRONLY | O_CREAT |
+	    O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1) {
+		log_warn("%s.new", name);
 		return (-1);
 	}
-	return (auth_set(hex, strlen(hex), path));
+	rc = auth_write_all(fd, hex, strlen(hex));
+	if (rc == 0)
+		rc = fsync(fd);
+	if (close(fd) == -1)
+		rc = -1;
+	if (rc == 0)
+		rc = renameat(front->rundir_fd, "token.new", front->rundir_fd,
+		    "token");
+	if (rc == -1) {
+		log_warn("%s", name);
+		(void)unlinkat(front->rundir_fd, "token.new", 0);
+		explicit_bzero(hex, sizeof(hex));
+		return (-1);
+	}
+	rc = auth_set(hex, strlen(hex), name);
+	explicit_bzero(hex, sizeof(hex));
+	return (rc);
 }
 
 int
 auth_init(void)
 {
 	const char	*env;
-	char		 path[600];
+	char		 name[600];
 	int		 rc;
 
 	if (front->conf.token_file[0] != '\0')
-		return (auth_read(front->conf.token_file, 0) == 0 ? 0 : -1);
-	if ((env = getenv("LODGE_TOKEN")) != NULL && env[0] != '\0')
-		return (auth_set(env, strlen(env), "LODGE_TOKEN"));
-	snprintf(path, sizeof(path), "%s/token", front->conf.rundir);
-	if ((rc = auth_read(path, 1)) == 0)
+		return (auth_read(AT_FDCWD, front->conf.token_file,
+		    front->conf.token_file, 0) == 0 ? 0 : -1);
+	if ((env = getenv("LODGE_TOKEN")) != NULL && env[0] != '\0') {
+		rc = auth_set(env, strlen(env), "LODGE_TOKEN");
+		/* Workers start with our environment: not with the token. */
+		explicit_bzero((char *)env, strlen(env));
+		(void)unsetenv("LODGE_TOKEN");
+		return (rc);
+	}
+	snprintf(name, sizeof(name), "%s/token", front->conf.rundir);
+	if ((rc = auth_read(front->rundir_fd, "token", name, 1)) == 0)
 		return (0);
 	if (rc == -1)
 		return (-1);
-	return (auth_generate(path));
+	return (auth_generate(name));
 }
 
 /* 1 when the request may pass: a Unix socket, --no-auth, or the token. */

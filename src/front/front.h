@@ -64,6 +64,7 @@ struct front {
 	char			 token[128];
 	size_t			 token_len;
 	int			 records_fd;	/* RUNDIR/registry */
+	int			 rundir_fd;	/* RUNDIR, checked at start */
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
 	int			 quit;
@@ -214,6 +215,9 @@ int	peer_key_of(int fd, int is_unix, struct peer_key *);
 int	peer_count(const struct peer_key *);
 struct peer *peer_hold(const struct peer_key *);
 void	peer_release(struct peer *);
+
+/* rundir.c */
+int	rundir_open(void);
 
 /* notify.c */
 void	notify_ready(void);

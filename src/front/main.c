@@ -406,22 +406,6 @@ front_quit(void)
 	front_signal(0);
 }
 
-static void
-front_rundir(void)
-{
-	char	path[600];
-
-	if (mkdir(front->conf.rundir, 0711) == -1 && errno != EEXIST)
-		fatal("mkdir %s", front->conf.rundir);
-	if (chmod(front->conf.rundir, 0711) == -1)
-		fatal("chmod %s", front->conf.rundir);
-	snprintf(path, sizeof(path), "%s/sessions", front->conf.rundir);
-	if (mkdir(path, 0711) == -1 && errno != EEXIST)
-		fatal("mkdir %s", path);
-	if (chmod(path, 0711) == -1)
-		fatal("chmod %s", path);
-}
-
 struct lws *
 front_adopt(int fd, struct front_fd *ffd)
 {
@@ -468,11 +452,11 @@ main(int argc, char **argv)
 			    "address", front->conf.listen[i]);
 	}
 	umask(022);
+	/* Before daemon(): a refused directory is said where it was asked. */
+	if (rundir_open() == -1 || auth_init() == -1)
+		exit(1);
 	if (!front->conf.foreground && daemon(0, 0) == -1)
 		fatal("daemon");
-	front_rundir();
-	if (auth_init() == -1)
-		exit(1);
 
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, front_signal);

@@ -629,18 +629,21 @@ print(json.dumps(asyncio.run(main())))
 """
 
 
-def run_lodged_briefly(args, timeout=15, env=None):
+def run_lodged_briefly(args, timeout=15, env=None, rundir=None,
+                       preexec=None):
     """Run lodged with args that should make it exit at once ("{rundir}"
-    in args becomes a fresh runtime dir); returns (exit status or None if
-    it kept running, stdout+stderr).  Whatever it started is killed."""
-    rundir = tempfile.mkdtemp(prefix="lodge-test-sec-")
+    in args becomes a fresh runtime dir, or the one given, which is kept);
+    returns (exit status or None if it kept running, stdout+stderr).
+    Whatever it started is killed."""
+    keep = rundir is not None
+    rundir = rundir or tempfile.mkdtemp(prefix="lodge-test-sec-")
     args = [a.replace("{rundir}", rundir) for a in args]
     e = dict(os.environ, LODGE_TEST_RUNDIR=rundir)
     e.pop("LODGE_TOKEN", None)
     e.update(env or {})
     p = subprocess.Popen([lt.LODGED] + args, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, env=e,
-                         stdin=subprocess.DEVNULL)
+                         stdin=subprocess.DEVNULL, preexec_fn=preexec)
     try:
         out, _ = p.communicate(timeout=timeout)
         rc = p.returncode
@@ -650,7 +653,8 @@ def run_lodged_briefly(args, timeout=15, env=None):
         rc = None
     finally:
         lt.reap_rundir(rundir)
-        shutil.rmtree(rundir, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(rundir, ignore_errors=True)
     return rc, out.decode(errors="replace")
 
 

@@ -10,9 +10,12 @@
  * at, because a lenient parser in front of other parsers invites request
  * smuggling.  No allocation, no locale, no mutable globals.
  */
+#include <sys/types.h>
+
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "httphead.h"
@@ -870,6 +873,64 @@ httphead_attach_query(const char *query, struct httphead_attach *q,
 			break;
 	}
 	return (0);
+}
+
+/* Append len bytes to out, if they fit; the offset, or -1. */
+static ssize_t
+httphead_put(char *out, size_t outlen, size_t off, const char *s, size_t len)
+{
+	if (off == (size_t)-1 || len >= outlen - off)
+		return (-1);
+	memcpy(out + off, s, len);
+	out[off + len] = '\0';
+	return ((ssize_t)(off + len));
+}
+
+size_t
+httphead_without_token(const struct httphead *h, char *out, size_t outlen)
+{
+	const char	*q, *p, *amp, *eq;
+	size_t		 i, elen;
+	ssize_t		 off = 0;
+	int		 first = 1;
+	char		 line[32];
+
+	if (outlen == 0)
+		return (0);
+	q = strchr(h->target, '?');
+	off = httphead_put(out, outlen, 0, h->method, strlen(h->method));
+	off = httphead_put(out, outlen, off, " ", 1);
+	off = httphead_put(out, outlen, off, h->target, q != NULL ?
+	    (size_t)(q - h->target) : strlen(h->target));
+	for (p = h->query; off != -1 && *p != '\0'; p = amp + 1) {
+		if ((amp = strchr(p, '&')) == NULL)
+			amp = p + strlen(p);
+		elen = amp - p;
+		eq = memchr(p, '=', elen);
+		if (elen != 0 && !httphead_query_key(p, eq != NULL ?
+		    (size_t)(eq - p) : elen, "access_token")) {
+			off = httphead_put(out, outlen, off, first ? "?" : "&",
+			    1);
+			off = httphead_put(out, outlen, off, p, elen);
+			first = 0;
+		}
+		if (*amp == '\0')
+			break;
+	}
+	snprintf(line, sizeof(line), " HTTP/1.%d\r\n", h->minor);
+	off = httphead_put(out, outlen, off, line, strlen(line));
+	for (i = 0; off != -1 && i < h->nfields; i++) {
+		if (httphead_casecmp(h->fields[i].name, "Authorization") == 0)
+			continue;
+		off = httphead_put(out, outlen, off, h->fields[i].name,
+		    strlen(h->fields[i].name));
+		off = httphead_put(out, outlen, off, ": ", 2);
+		off = httphead_put(out, outlen, off, h->fields[i].value,
+		    strlen(h->fields[i].value));
+		off = httphead_put(out, outlen, off, "\r\n", 2);
+	}
+	off = httphead_put(out, outlen, off, "\r\n", 2);
+	return (off == -1 ? 0 : (size_t)off);
 }
 
 /* Copy the {ref} segment, or "" when it does not fit. */

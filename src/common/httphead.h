@@ -78,6 +78,16 @@ int		 httphead_query(const char *query, const char *key, char *out,
 		    size_t outlen);
 
 /*
+ * Write a parsed head back out (CRLF, "Name: value"), without what carries
+ * the token: every Authorization field and every access_token query
+ * parameter.  Returns the length written to out (NUL-terminated), or 0 when
+ * it does not fit; the length of the head as sent, plus two bytes a field,
+ * always does.
+ */
+size_t		 httphead_without_token(const struct httphead *, char *out,
+		    size_t outlen);
+
+/*
  * Percent-decode srclen bytes of src into dst ('+' is kept as is).  Returns
  * the decoded length; -1 on bad escapes, NUL bytes (raw or %00) or no room,
  * with dst set to "" when dstlen allows.

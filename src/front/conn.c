@@ -1,10 +1,10 @@
 /*
  * conn.c: one client connection to the front, HTTP/1.1 with keep-alive.
  *
- * The request head is only peeked at (MSG_PEEK), so a connection that is
- * handed to a worker still holds every byte its request sent; a REST call
- * consumes its head, then reads its Content-Length body.  One request at a
- * time: reading stops while a reply is pending.  Every failure answers with
+ * The request head is only peeked at (MSG_PEEK) until it is complete; a
+ * REST call then consumes it and reads its Content-Length body, a
+ * connection handed to a worker consumes it and sends it along without the
+ * token.  One request at a time: reading stops while a reply is pending.  Every failure answers with
  * the JSON error of the protocol and, where the stream can no longer be
  * trusted, closes.
  */
@@ -408,25 +408,41 @@ conn_writeable(struct conn *c)
 /*
  * Pass the connection on: its descriptor travels in a control frame (to a
  * session's worker, or to the template for an exec stream) and the front
- * forgets it.  The peer's bytes are still in the socket: only peeked.
+ * forgets it.  The head goes in the frame, written out again without the
+ * token, and out of the socket: the worker, which runs as the session's
+ * user, never holds the token.  What the peer sent after the head stays in
+ * the socket.
  */
 static int
 conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
 {
 	msgpack_sbuffer	 sb;
 	msgpack_packer	 pk;
+	char		*head;
+	size_t		 hlen, hmax;
 	int		 fd, one = 1, rc;
 
 	if (c->lowat)
 		(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one,
 		    sizeof(one));
-	if ((fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3)) == -1)
+	hmax = c->head_len + 2 * HTTPHEAD_MAX_HEADERS + 64;
+	if ((head = malloc(hmax)) == NULL)
 		return (-1);
+	if ((hlen = httphead_without_token(&c->h, head, hmax)) == 0 ||
+	    conn_consume(c, c->head_len) == -1 ||
+	    (fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3)) == -1) {
+		free(head);
+		return (-1);
+	}
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, s == NULL ? 6 : 2);
+	msgpack_pack_map(&pk, s == NULL ? 7 : 3);
 	mpack_kv_str(&pk, "type", type);
 	mpack_kv_bool(&pk, "fd", 1);
+	mpack_str(&pk, "head");
+	msgpack_pack_bin(&pk, hlen);
+	msgpack_pack_bin_body(&pk, head, hlen);
+	free(head);
 	if (s == NULL) {
 		/* A restricted peer's stream may run only as that peer. */
 		rc = conn_pack_peer(c, &pk, peer != (uid_t)-1);

@@ -2,11 +2,12 @@
  * control.c: the front's requests to a session worker.
  *
  * Each request carries an id that its reply repeats.  "adopt" carries the
- * descriptor of a client connection whose request head the front has read
- * but not consumed; the worker serves that connection from then on, and
- * says "adopted" at once, so that the front can bound what it has passed
- * and not seen taken (the hello reply says the worker does so).  A
- * malformed frame drops the control connection, never the session.
+ * descriptor of a client connection and its request head, which the front
+ * took out of the socket and wrote again without the token; the worker
+ * serves that connection from then on, and says "adopted" at once, so that
+ * the front can bound what it has passed and not seen taken (the hello
+ * reply says the worker does so).  A malformed frame drops the control
+ * connection, never the session.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -124,20 +125,24 @@ control_code(int status)
 	}
 }
 
-static void
-control_adopt(int fd)
+/*
+ * Serve a connection the front handed over: lws reads the head from the
+ * frame (o's "head"), then the rest from the socket.  NULL when lws
+ * refused it, and then closed it.
+ */
+struct lws *
+control_adopt_http(struct lws_vhost *vh, int fd, const msgpack_object *o)
 {
-	lws_sock_file_fd_type	u;
-	int			one = 1;
+	const char	*head;
+	size_t		 len;
+	int		 one = 1;
 
-	/* The front only peeked at the head; lws reads it from the socket. */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	u.sockfd = fd;
-	if (lws_adopt_descriptor_vhost(worker->vh, LWS_ADOPT_SOCKET |
-	    LWS_ADOPT_HTTP, u, NULL, NULL) == NULL) {
-		log_warnx("session %s: cannot adopt a connection", worker->id);
+	if (mpack_get_bin(o, "head", &head, &len) != 1 || len == 0) {
 		close(fd);
+		return (NULL);
 	}
+	return (lws_adopt_socket_vhost_readbuf(vh, fd, head, len));
 }
 
 static void
@@ -152,8 +157,9 @@ control_dispatch(struct worker_fd *wf, const msgpack_object *o, int fd)
 
 	(void)mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id);
 	if (mpack_streq(type, "adopt")) {
-		if (fd != -1)
-			control_adopt(fd);
+		if (fd != -1 && control_adopt_http(worker->vh, fd, o) == NULL)
+			log_warnx("session %s: cannot adopt a connection",
+			    worker->id);
 		control_send_type(wf, "adopted");
 		return;
 	}

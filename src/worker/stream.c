@@ -924,7 +924,6 @@ void
 stream_main(int fd, const msgpack_object *o)
 {
 	struct lws_context_creation_info	 info;
-	lws_sock_file_fd_type			 u;
 	sigset_t				 set;
 	char					 name[32];
 	int					 sfd;
@@ -974,9 +973,7 @@ stream_main(int fd, const msgpack_object *o)
 	st.vh = lws_get_vhost_by_name(st.ctx, "default");
 	if (stream_adopt(&st.sig, SFD_SIGNAL, sfd) == NULL)
 		fatalx("cannot adopt the signalfd");
-	u.sockfd = fd;
-	if (lws_adopt_descriptor_vhost(st.vh, LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP,
-	    u, NULL, NULL) == NULL)
+	if (control_adopt_http(st.vh, fd, o) == NULL)
 		fatalx("cannot adopt the connection");
 	lws_sul_schedule(st.ctx, 0, &st.sul_start, stream_start_cb,
 	    STREAM_START_SECS * LWS_US_PER_SEC);

@@ -298,6 +298,8 @@ void	session_check_final(void);
 
 /* control.c: the front's connections */
 void	control_read(struct worker_fd *);
+struct lws *control_adopt_http(struct lws_vhost *, int fd,
+	    const msgpack_object *);
 void	control_send_reply(struct worker_fd *, int64_t id, int status,
 	    const char *code, const char *message, int with_session);
 void	control_closed(struct worker_fd *);

@@ -286,6 +286,15 @@ api_create(struct conn *c)
 		    "(--max-sessions %d)", front->conf.max_sessions);
 		goto done;
 	}
+	if (registry_buffer_total() > front->conf.buffer_budget ||
+	    req.buffer_size > front->conf.buffer_budget -
+	    registry_buffer_total()) {
+		conn_reply_error(c, 503, "unavailable", "the buffer budget is "
+		    "spent: %zu of %zu bytes (--buffer-budget) are held by "
+		    "sessions, this one asks %zu", registry_buffer_total(),
+		    front->conf.buffer_budget, req.buffer_size);
+		goto done;
+	}
 	if (api_user(c, req.user, &pw, pwbuf, sizeof(pwbuf)) == -1)
 		goto done;
 
@@ -304,6 +313,7 @@ api_create(struct conn *c)
 		conn_reply_error(c, 503, "unavailable", "out of memory");
 		goto done;
 	}
+	registry_set_buffer(s, req.buffer_size);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	msgpack_pack_map(&pk, 12);

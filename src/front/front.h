@@ -36,6 +36,7 @@ struct front_config {
 	size_t		 max_head;	/* request head bytes */
 	size_t		 max_body;	/* request body bytes */
 	size_t		 max_buffer;	/* ceiling of a session's bufferSize */
+	size_t		 buffer_budget;	/* all sessions' bufferSize together */
 	size_t		 default_output; /* exec maxOutputBytes default */
 	size_t		 max_output;	/* exec maxOutputBytes ceiling */
 	int		 max_sessions;
@@ -194,6 +195,7 @@ struct session {
 	int			 kill_stage;
 	int			 link_tries;
 	char			 recorded[16];	/* state in the record */
+	size_t			 buffer_size;	/* its ring, in the budget */
 };
 
 /* main.c */
@@ -257,6 +259,8 @@ char	*registry_list(size_t *, int (*)(struct session *, void *),
 void	registry_foreach(void (*)(struct session *, void *), void *);
 struct session *registry_add(const char *id, const char *name, int fd);
 void	registry_remove(struct session *);
+void	registry_set_buffer(struct session *, size_t);
+size_t	registry_buffer_total(void);
 int	registry_request(struct session *, struct conn *, msgpack_sbuffer *,
 	    int fd);
 void	registry_cancel(struct conn *);

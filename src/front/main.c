@@ -46,11 +46,11 @@ usage(int status)
 	fprintf(f,
 "usage: lodged [--foreground] [--listen HOST:PORT]... [--runtime-dir DIR]\n"
 "              [--token-file FILE] [--no-auth] [--max-sessions N]\n"
-"              [--max-buffer-size BYTES] [--max-body-size BYTES]\n"
-"              [--max-head-size BYTES] [--head-timeout SECONDS]\n"
-"              [--idle-timeout SECONDS] [--write-timeout SECONDS]\n"
-"              [--max-output-bytes BYTES] [--max-connections N]\n"
-"              [--max-peer-connections N]\n"
+"              [--max-buffer-size BYTES] [--buffer-budget BYTES]\n"
+"              [--max-body-size BYTES] [--max-head-size BYTES]\n"
+"              [--head-timeout SECONDS] [--idle-timeout SECONDS]\n"
+"              [--write-timeout SECONDS] [--max-output-bytes BYTES]\n"
+"              [--max-connections N] [--max-peer-connections N]\n"
 "              [--default-output-bytes BYTES] [--max-clients N]\n"
 "              [--max-message-size BYTES] [--ping-interval SECONDS]\n"
 "              [--exited-ttl SECONDS] [--socket-group GROUP]\n"
@@ -76,6 +76,17 @@ parse_number(const char *opt, const char *s, long long min, long long max)
 	return (n);
 }
 
+/* All rings together: a quarter of the machine's memory. */
+static size_t
+front_default_budget(void)
+{
+	long	pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || size <= 0)
+		return ((size_t)1 << 30);
+	return ((size_t)pages / 4 * (size_t)size);
+}
+
 static void
 parse_options(int argc, char **argv, struct front_config *conf)
 {
@@ -83,7 +94,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	    O_VERSION, O_MAXSESS, O_MAXBUF, O_MAXBODY, O_MAXHEAD, O_HEADTO,
 	    O_IDLETO, O_MAXOUT, O_DEFOUT, O_MAXCLI, O_MAXMSG, O_PING, O_TTL,
 	    O_SOCKGRP, O_ORIGIN, O_HOST, O_WRITETO, O_MAXCONN,
-	    O_MAXPEER, O_PEREXEC, O_NOCGROUP };
+	    O_MAXPEER, O_PEREXEC, O_NOCGROUP, O_BUDGET };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "runtime-dir", required_argument, NULL, O_RUNDIR },
@@ -94,6 +105,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "max-sessions", required_argument, NULL, O_MAXSESS },
 		{ "max-buffer-size", required_argument, NULL, O_MAXBUF },
+		{ "buffer-budget", required_argument, NULL, O_BUDGET },
 		{ "max-body-size", required_argument, NULL, O_MAXBODY },
 		{ "max-head-size", required_argument, NULL, O_MAXHEAD },
 		{ "head-timeout", required_argument, NULL, O_HEADTO },
@@ -121,6 +133,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	conf->max_head = 16384;
 	conf->max_body = 8 * 1024 * 1024;
 	conf->max_buffer = 64 * 1024 * 1024;
+	conf->buffer_budget = front_default_budget();
 	conf->max_sessions = 1024;
 	conf->default_output = 16 * 1024 * 1024;
 	conf->max_clients = 256;
@@ -170,6 +183,10 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		case O_MAXBUF:
 			conf->max_buffer = (size_t)parse_number(
 			    "--max-buffer-size", optarg, 4096, 1LL << 34);
+			break;
+		case O_BUDGET:
+			conf->buffer_budget = (size_t)parse_number(
+			    "--buffer-budget", optarg, 4096, 1LL << 40);
 			break;
 		case O_MAXBODY:
 			conf->max_body = (size_t)parse_number(

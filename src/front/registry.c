@@ -49,6 +49,7 @@ RB_GENERATE(session_names, session, by_name, session_cmp_name)
 
 static int	registry_nsessions;
 static int	registry_nhandoffs;	/* in flight, all workers */
+static size_t	registry_buffers;	/* the rings of the sessions known */
 static int64_t	registry_reqid;
 
 static int
@@ -257,6 +258,26 @@ registry_known(const char *id, const char *name, json_t *obj)
 	return (s);
 }
 
+/*
+ * Account a session's ring in the budget: the size asked at create, the
+ * size its worker reports from then on (a rediscovered session too).
+ */
+void
+registry_set_buffer(struct session *s, size_t size)
+{
+	if (s->gone && size != 0)
+		return;
+	registry_buffers -= s->buffer_size;
+	s->buffer_size = size;
+	registry_buffers += size;
+}
+
+size_t
+registry_buffer_total(void)
+{
+	return (registry_buffers);
+}
+
 /* Forget a session; its worker connection closes later through lws. */
 void
 registry_remove(struct session *s)
@@ -268,6 +289,7 @@ registry_remove(struct session *s)
 	if (s->named)
 		RB_REMOVE(session_names, &sessions_by_name, s);
 	registry_nsessions--;
+	registry_set_buffer(s, 0);
 	lws_sul_cancel(&s->sul_link);
 	lws_sul_cancel(&s->sul_kill);
 	if (s->wsi != NULL)
@@ -531,9 +553,12 @@ registry_update(struct session *s, const msgpack_object *obj)
 	struct conn	*c, *next;
 	const char	*state;
 	json_t		*j;
+	int64_t		 size;
 
 	if (obj == NULL || (j = jsonmp_to_json(obj)) == NULL)
 		return;
+	if (mpack_get_int(obj, "bufferSize", 0, INT64_MAX, &size) == 1)
+		registry_set_buffer(s, (size_t)size);
 	json_decref(s->obj);
 	s->obj = j;
 	registry_serialise(s);

@@ -157,5 +157,169 @@ class TestPlantedRuntimeDir(unittest.TestCase):
             self.assertEqual(len(f.read().strip()), 64)
 
 
+def process_memory_holds(pid, needle):
+    """True if needle is in the readable memory of pid (regions over 1 GiB,
+    a sanitizer's shadow, are skipped)."""
+    found = False
+    with open("/proc/%d/maps" % pid) as maps, \
+            open("/proc/%d/mem" % pid, "rb", 0) as mem:
+        for line in maps:
+            addr, perms = line.split()[:2]
+            lo, hi = (int(x, 16) for x in addr.split("-"))
+            if perms[0] != "r" or hi - lo > 1 << 30 or "[vvar]" in line:
+                continue
+            tail = b""
+            for off in range(lo, hi, 1 << 20):
+                try:
+                    mem.seek(off)
+                    chunk = mem.read(min(1 << 20, hi - off))
+                except OSError:
+                    break
+                if needle in tail + chunk:
+                    found = True
+                tail = chunk[-len(needle):]
+    return found
+
+
+class TestTokenNotInWorkers(lt.LodgeTestMixin,
+                            unittest.IsolatedAsyncioTestCase):
+    """The token of a TCP client never reaches a worker: the front takes
+    the head out of the socket and passes it on without the token."""
+
+    def setUp(self):
+        self.secret = "trust-" + os.urandom(16).hex()
+        fd, self.tf = tempfile.mkstemp(prefix="lodge-test-tok-")
+        os.write(fd, (self.secret + "\n").encode())
+        os.close(fd)
+        self.addCleanup(os.unlink, self.tf)
+        self.d = self.start_daemon(token_file=self.tf)
+
+    def lodged_processes(self):
+        """Every process of the daemon but the front: the template, the
+        workers waiting in its pool, session and exec-stream workers and
+        what they run."""
+        d = self.d
+        pids = set(lt.pids_holding_sockets(
+            lt.unix_socket_inodes(d.rundir + "/sessions/")))
+        for pid in lt.all_pids():
+            env = lt.proc_environ(pid) or {}
+            if env.get("LODGE_TEST_RUNDIR") == d.rundir:
+                pids.add(pid)
+        pids.update(lt.descendants_of(d.proc.pid))
+        for pid in list(pids):
+            pids.update(lt.descendants_of(pid))
+        pids.discard(d.proc.pid)
+        return sorted(p for p in pids if lt.proc_exists(p))
+
+    def assert_no_token(self, what):
+        pids = self.lodged_processes()
+        self.assertTrue(pids, "no process of lodged's found")
+        needle = self.secret.encode()
+        holders = [p for p in pids if process_memory_holds(p, needle)]
+        self.assertEqual(holders, [], "%s: the token is in the memory of "
+                         "%s" % (what, ", ".join(
+                             "%d (%s)" % (p, lt.proc_stat(p)["comm"])
+                             for p in holders)))
+        # the front does hold it: the search finds what is there
+        self.assertTrue(process_memory_holds(self.d.proc.pid, needle))
+
+    def session(self):
+        s = self.create({"args": ["sh", "-c", "echo hi; sleep 1000"],
+                         "user": "nobody", "workDir": "/tmp"})
+        return s["id"]
+
+    def auth(self):
+        return {"Authorization": "Bearer " + self.secret}
+
+    async def test_attach(self):
+        sid = self.session()
+        # the token in the header, then in access_token
+        a1 = await lt.WSClient.open(self.d, lt.sess_path(sid, "/attach"),
+                                    {}, self.auth(), "attach-header")
+        self.addAsyncCleanup(a1.close)
+        m = await a1.recv()
+        self.assertEqual(m["type"], "attached", m)
+        a2 = await lt.WSClient.open(
+            self.d, lt.sess_path(sid, "/attach"),
+            {"access_token": self.secret, "since": 0}, {}, "attach-query")
+        self.addAsyncCleanup(a2.close)
+        m = await a2.recv()
+        self.assertEqual(m["type"], "attached", m)
+        self.assert_no_token("two clients attached")
+        await a1.close()
+        await a2.close()
+        self.assert_no_token("after the attached clients left")
+
+    async def test_log(self):
+        sid = self.session()
+        r = self.d.request("GET", lt.sess_path(sid, "/log"), token=None,
+                           headers=self.auth())
+        self.assertEqual(r.status, 200, r)
+        r = self.d.request("GET", lt.sess_path(sid, "/log") + "?since=0&"
+                           "access_token=" + self.secret, token=None)
+        self.assertEqual(r.status, 200, r)
+        self.assertIn(b"hi", r.body)
+        self.assert_no_token("log read")
+
+    async def test_exec_stream(self):
+        for q, h in (({}, self.auth()), ({"access_token": self.secret}, {})):
+            c = await lt.WSClient.open(self.d, "/v1/exec/stream", q, h,
+                                       "exec")
+            self.addAsyncCleanup(c.close)
+            await c.send({"type": "start", "args": ["sleep", "1000"],
+                          "user": "nobody", "workDir": "/tmp"})
+            m = await c.recv()
+            self.assertEqual(m["type"], "started", m)
+        self.assert_no_token("exec streams running")
+
+
+class TestBufferBudget(lt.DaemonPerTest):
+    """--buffer-budget: the rings of all sessions together."""
+
+    RING = 256 * 1024
+    daemon_args = ("--buffer-budget", str(4 * 256 * 1024))
+
+    def fill(self):
+        return [self.create({"args": ["sleep", "1000"],
+                             "bufferSize": self.RING}) for _ in range(4)]
+
+    def assert_full(self, size=RING):
+        r = self.d.request("POST", "/v1/sessions", {
+            "args": ["sleep", "1000"], "bufferSize": size})
+        self.assertEqual(r.status, 503, r)
+        err = r.json()["error"]
+        self.assertEqual(err["code"], "unavailable")
+        self.assertIn("--buffer-budget", err["message"])
+        self.assertIn(str(4 * self.RING), err["message"])
+
+    def assert_intact(self, sessions):
+        listed = {s["id"]: s for s in
+                  self.d.json("GET", "/v1/sessions")["sessions"]}
+        self.assertEqual(sorted(listed), sorted(s["id"] for s in sessions))
+        for s in sessions:
+            self.assertEqual(self.get(s["id"])["state"], "running")
+
+    def test_creates_past_the_budget_are_refused(self):
+        sessions = self.fill()
+        self.assert_full()
+        self.assert_full(4096)
+        self.assert_intact(sessions)
+        # what a deleted session held is free again
+        r = self.d.request("DELETE", lt.sess_path(sessions[0]["id"]))
+        self.assertEqual(r.status, 204, r)
+        self.assert_full(self.RING + 4096)
+        sessions[0] = self.create({"args": ["sleep", "1000"],
+                                   "bufferSize": self.RING})
+        self.assert_full()
+        self.assert_intact(sessions)
+
+    def test_budget_is_rebuilt_by_a_new_front(self):
+        sessions = self.fill()
+        self.d.kill9()
+        self.d.restart()
+        self.assert_full()
+        self.assert_intact(sessions)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

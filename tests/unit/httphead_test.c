@@ -1200,6 +1200,36 @@ test_parse_then_route(void **state)
 	    "dGhlIHNhbXBsZSBub25jZQ==");
 }
 
+/* Written out again: the same request, without what carries the token. */
+static void
+test_without_token(void **state)
+{
+	char	out[512];
+	size_t	n;
+
+	(void)state;
+	assert_int_equal(parse("GET /v1/sessions/a/attach?since=3&"
+	    "access_token=SECRET&cols=80 HTTP/1.1\r\nHost: h\r\n"
+	    "authorization: Bearer SECRET\r\nUpgrade:websocket\r\n\r\n"),
+	    HTTPHEAD_OK);
+	n = httphead_without_token(&P.h, out, sizeof(out));
+	assert_string_equal(out, "GET /v1/sessions/a/attach?since=3&cols=80 "
+	    "HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n\r\n");
+	assert_int_equal(n, strlen(out));
+	/* An escaped name is the same parameter; a lone one leaves no '?'. */
+	assert_int_equal(parse("GET /v1/exec/stream?access%5Ftoken=S HTTP/1.0"
+	    "\r\n\r\n"), HTTPHEAD_OK);
+	httphead_without_token(&P.h, out, sizeof(out));
+	assert_string_equal(out, "GET /v1/exec/stream HTTP/1.0\r\n\r\n");
+	assert_int_equal(parse("GET /x?access_token&a=1&&access_token=2 "
+	    "HTTP/1.1\r\nHost: h\r\n\r\n"), HTTPHEAD_OK);
+	httphead_without_token(&P.h, out, sizeof(out));
+	assert_string_equal(out, "GET /x?a=1 HTTP/1.1\r\nHost: h\r\n\r\n");
+	/* Too small an output: 0, never a part. */
+	assert_int_equal(httphead_without_token(&P.h, out, 10), 0);
+	assert_int_equal(httphead_without_token(&P.h, out, 0), 0);
+}
+
 int
 main(void)
 {
@@ -1235,6 +1265,7 @@ main(void)
 		cmocka_unit_test_teardown(test_route_none, reset),
 		cmocka_unit_test_teardown(test_route_ref_size, reset),
 		cmocka_unit_test_teardown(test_parse_then_route, reset),
+		cmocka_unit_test_teardown(test_without_token, reset),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, reset));

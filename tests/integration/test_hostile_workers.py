@@ -239,10 +239,13 @@ class TestHostileWorkers(lt.DaemonPerTest):
         """A worker that never says "created" (here: the workers forked
         ahead, stopped): the create call gets 503 in bounded time."""
         d = self.d
-        waiting = [p for p in lt.descendants_of(d.proc.pid)
-                   if lt.read_text("/proc/%d/cmdline" % p).startswith(
-                       "lodged: waiting")]
-        self.assertTrue(waiting, "no worker forked ahead")
+
+        def forked_ahead():
+            w = [p for p in lt.descendants_of(d.proc.pid)
+                 if lt.read_text("/proc/%d/cmdline" % p).startswith(
+                     "lodged: waiting")]
+            return len(w) >= 2 and w       # the pool holds two
+        waiting = wait_for(forked_ahead, what="two workers forked ahead")
         for p in waiting:
             os.kill(p, signal.SIGSTOP)
             self.addCleanup(self._cont, p)

@@ -405,14 +405,14 @@ impl Sandbox {
     }
 }
 
-fn ws_config() -> WebSocketConfig {
+pub(crate) fn ws_config() -> WebSocketConfig {
     let mut c = WebSocketConfig::default();
     c.max_message_size = Some(1 << 30);
     c.max_frame_size = Some(1 << 30);
     c
 }
 
-fn ws_error(e: tungstenite::Error) -> Error {
+pub(crate) fn ws_error(e: tungstenite::Error) -> Error {
     match e {
         tungstenite::Error::Http(resp) => {
             let status = resp.status().as_u16();

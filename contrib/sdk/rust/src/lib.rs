@@ -8,6 +8,7 @@
 //! # Ok::<(), lodge::Error>(())
 //! ```
 
+pub mod asynch;
 mod blocking;
 mod config;
 mod deliver;

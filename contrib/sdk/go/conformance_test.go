@@ -510,7 +510,9 @@ func TestSession(t *testing.T) {
 	})
 	t.Run("session.delete.exited", func(t *testing.T) {
 		a := newSession(t, s, lodge.CreateSessionOptions{Command: "true"})
-		_, _ = s.WaitSession(ctx, a.ID)
+		if _, err := s.WaitSession(ctx, a.ID); err != nil {
+			t.Fatal(err)
+		}
 		if err := s.DeleteSession(ctx, a.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -602,7 +604,9 @@ func TestAttach(t *testing.T) {
 	})
 	t.Run("attach.replay.since", func(t *testing.T) {
 		se := newSession(t, s, lodge.CreateSessionOptions{Command: "printf abcdef"})
-		_, _ = s.WaitSession(ctx, se.ID)
+		if _, err := s.WaitSession(ctx, se.ID); err != nil {
+			t.Fatal(err)
+		}
 		a := attach(t, s, se.ID, lodge.SessionAttachOptions{Since: lodge.Offset(2)})
 		if code, _ := a.wait(t); code != 0 || a.text() != "cdef" || a.chunks[0].Offset != 2 || a.live != 6 {
 			t.Fatalf("%d %q %+v", code, a.text(), a.chunks)
@@ -610,7 +614,9 @@ func TestAttach(t *testing.T) {
 	})
 	t.Run("attach.exited", func(t *testing.T) {
 		se := newSession(t, s, lodge.CreateSessionOptions{Command: "echo done; exit 2"})
-		_, _ = s.WaitSession(ctx, se.ID)
+		if _, err := s.WaitSession(ctx, se.ID); err != nil {
+			t.Fatal(err)
+		}
 		a := attach(t, s, se.ID, lodge.SessionAttachOptions{})
 		if code, _ := a.wait(t); code != 2 || a.text() != "done\n" || a.live != 5 {
 			t.Fatalf("%d %q", code, a.text())
@@ -828,7 +834,9 @@ func TestErrors(t *testing.T) {
 		_, err := s.CreateSession(ctx, lodge.CreateSessionOptions{Name: se.Name, Args: []string{"cat"}})
 		is(t, err, lodge.ErrConflict, 409)
 		ex := newSession(t, s, lodge.CreateSessionOptions{Command: "true"})
-		_, _ = s.WaitSession(ctx, ex.ID)
+		if _, err := s.WaitSession(ctx, ex.ID); err != nil {
+			t.Fatal(err)
+		}
 		is(t, s.SendInput(ctx, ex.ID, []byte("x")), lodge.ErrConflict, 409)
 	})
 	t.Run("error.payload_too_large", func(t *testing.T) {

@@ -3,6 +3,7 @@ package lodge
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -169,31 +170,51 @@ func (s *Sandbox) SessionLogSince(ctx context.Context, idOrName string, since in
 }
 
 // WaitSession waits for a session's process to exit and returns how: at
-// once for an exited session. It listens on a read-only attach from the
-// end of the output, so it sends nothing to the process.
+// once for an exited session. It long-polls GET /v1/sessions/{ref}/wait,
+// asking again until the state is exited; ctx bounds the whole wait.
 func (s *Sandbox) WaitSession(ctx context.Context, idOrName string) (ExitInfo, error) {
+	poll := 30.0
+	if rt := s.cfg.RequestTimeout.Seconds(); rt > 0 && rt < 2*poll {
+		poll = rt / 2
+	}
+	path := fmt.Sprintf("/v1/sessions/%s/wait?timeout=%g", ref(idOrName), poll)
 	for {
-		se, err := s.GetSession(ctx, idOrName)
+		var se Session
+		err := s.call(ctx, "GET", path, nil, &se)
+		if errors.Is(err, ErrNotFound) {
+			// a daemon without /wait: the session may still be there
+			if _, gerr := s.GetSession(ctx, idOrName); gerr == nil {
+				return s.waitByAttach(ctx, idOrName)
+			}
+		}
 		if err != nil {
 			return ExitInfo{}, err
 		}
 		if se.State == "exited" {
-			return sessionExit(se), nil
+			return sessionExit(&se), nil
 		}
-		h, err := s.AttachSession(ctx, se.ID, SessionAttachOptions{
-			ReadOnly: true, Since: Offset(se.OutputBytes)})
-		if err != nil {
-			return ExitInfo{}, err
-		}
-		code, sig, err := h.Wait()
-		if err == nil {
-			return ExitInfo{Code: code, Signal: sig}, nil
-		}
-		if ctx.Err() != nil {
-			return ExitInfo{}, ctx.Err()
-		}
+	}
+}
+
+// waitByAttach waits on a read-only attach from the end of the output.
+func (s *Sandbox) waitByAttach(ctx context.Context, idOrName string) (ExitInfo, error) {
+	se, err := s.GetSession(ctx, idOrName)
+	if err != nil {
+		return ExitInfo{}, err
+	}
+	if se.State == "exited" {
+		return sessionExit(se), nil
+	}
+	h, err := s.AttachSession(ctx, se.ID, SessionAttachOptions{
+		ReadOnly: true, Since: Offset(se.OutputBytes)})
+	if err != nil {
+		return ExitInfo{}, err
+	}
+	code, sig, err := h.Wait()
+	if err != nil {
 		return ExitInfo{}, fmt.Errorf("lodge: waiting for %s: %w", idOrName, err)
 	}
+	return ExitInfo{Code: code, Signal: sig}, nil
 }
 
 func sessionExit(se *Session) ExitInfo {

@@ -1,0 +1,27 @@
+package dev.lodge.sdk;
+
+import java.time.Duration;
+
+/** Where the daemon is and the client's own timeouts, for {@link Sandbox#connect(ConnectOptions)}. */
+public class ConnectOptions {
+	String url;
+	String token;
+	Duration connectTimeout = Duration.ofSeconds(10);
+	Duration requestTimeout;
+
+	/** Options with the defaults: LODGE_URL and LODGE_TOKEN, connect timeout 10 s, no request timeout. */
+	public ConnectOptions() {
+	}
+
+	/** The daemon's URL, {@code http://host:port}. */
+	public ConnectOptions setUrl(String url) { this.url = url; return this; }
+	/** The bearer token. */
+	public ConnectOptions setToken(String token) { this.token = token; return this; }
+	/** How long connecting (TCP and upgrade) may take on the client's side. */
+	public ConnectOptions setConnectTimeout(Duration d) { this.connectTimeout = d; return this; }
+	/**
+	 * How long a REST call may wait for its reply on the client's side (null:
+	 * for ever). Not a command's server-side {@code timeoutSeconds}.
+	 */
+	public ConnectOptions setRequestTimeout(Duration d) { this.requestTimeout = d; return this; }
+}

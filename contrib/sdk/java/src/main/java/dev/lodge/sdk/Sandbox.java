@@ -1,0 +1,367 @@
+package dev.lodge.sdk;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Function;
+
+/**
+ * A client of one lodged. Thread-safe; one instance serves any number of
+ * calls at once. Every blocking call throws only unchecked
+ * {@link LodgeException}s and has a {@code CompletableFuture} variant
+ * ending in {@code Async}. An interrupted thread ends a blocking call at
+ * once, closing its connection, with {@link LodgeInterruptedException}.
+ */
+public final class Sandbox {
+	private final String base;
+	private final String wsBase;
+	private final String token;
+	private final Duration connectTimeout;
+	private final Duration requestTimeout;
+	private final HttpClient http;
+
+	private Sandbox(String url, String token, Duration connectTimeout, Duration requestTimeout) {
+		URI u = URI.create(url);
+		if (!"http".equals(u.getScheme()) && !"ws".equals(u.getScheme()) || u.getHost() == null)
+			throw new IllegalArgumentException("a lodge URL is http://host:port, not " + url);
+		String hostPort = u.getRawAuthority();
+		if (u.getPort() < 0)
+			hostPort += ":5634";
+		this.base = "http://" + hostPort;
+		this.wsBase = "ws://" + hostPort;
+		this.token = token;
+		this.connectTimeout = connectTimeout;
+		this.requestTimeout = requestTimeout;
+		HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1);
+		if (connectTimeout != null)
+			b.connectTimeout(connectTimeout);
+		this.http = b.build();
+	}
+
+	/** A client of the daemon at {@code LODGE_URL}, with {@code LODGE_TOKEN}. */
+	public static Sandbox connect() {
+		return connect(new ConnectOptions());
+	}
+
+	/** A client of the daemon at {@code url} ({@code http://host:port}) with {@code token}. */
+	public static Sandbox connect(String url, String token) {
+		return connect(new ConnectOptions().setUrl(url).setToken(token));
+	}
+
+	/**
+	 * A client as the options say; an unset URL or token is read from
+	 * {@code LODGE_URL} and {@code LODGE_TOKEN}. No request is made yet.
+	 * The JDK's HTTP client has no Unix sockets: a URL is needed.
+	 */
+	public static Sandbox connect(ConnectOptions o) {
+		String url = o.url != null ? o.url : System.getenv("LODGE_URL");
+		if (url == null || url.isEmpty())
+			throw new LodgeException("no daemon URL: set LODGE_URL (http://host:port) or pass one;"
+			    + " this client cannot use the Unix socket");
+		String token = o.token != null ? o.token : System.getenv("LODGE_TOKEN");
+		if (token != null && token.isEmpty())
+			token = null;
+		return new Sandbox(url, token, o.connectTimeout, o.requestTimeout);
+	}
+
+	static String encode(String ref) {
+		return URLEncoder.encode(ref, StandardCharsets.UTF_8).replace("+", "%20");
+	}
+
+	// REST
+
+	private HttpRequest request(String method, String path, Object json) {
+		HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path));
+		if (token != null)
+			b.header("Authorization", "Bearer " + token);
+		if (requestTimeout != null)
+			b.timeout(requestTimeout);
+		if (json != null) {
+			b.header("Content-Type", "application/json");
+			b.method(method, HttpRequest.BodyPublishers.ofString(Json.write(json)));
+		} else {
+			b.method(method, HttpRequest.BodyPublishers.noBody());
+		}
+		return b.build();
+	}
+
+	private static LodgeException transport(Throwable e) {
+		while (e instanceof CompletionException && e.getCause() != null)
+			e = e.getCause();
+		if (e instanceof LodgeException)
+			return (LodgeException) e;
+		if (e instanceof HttpTimeoutException)
+			return new LodgeTimeoutException("the request timed out: " + e.getMessage());
+		return new ConnectionLostException("the daemon cannot be reached: " + e, e);
+	}
+
+	private HttpResponse<byte[]> send(HttpRequest r) {
+		try {
+			return http.send(r, HttpResponse.BodyHandlers.ofByteArray());
+		} catch (InterruptedException e) {
+			Thread.currentThread().interrupt();
+			throw new LodgeInterruptedException(e);
+		} catch (IOException e) {
+			throw transport(e);
+		}
+	}
+
+	private static HttpResponse<byte[]> check(HttpResponse<byte[]> r) {
+		if (r.statusCode() / 100 != 2)
+			throw ApiException.fromReply(r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
+		return r;
+	}
+
+	private <T> T call(String method, String path, Object json, Function<HttpResponse<byte[]>, T> parse) {
+		return parse.apply(check(send(request(method, path, json))));
+	}
+
+	private <T> CompletableFuture<T> callAsync(String method, String path, Object json,
+	    Function<HttpResponse<byte[]>, T> parse) {
+		return http.sendAsync(request(method, path, json), HttpResponse.BodyHandlers.ofByteArray())
+		    .handle((r, e) -> {
+			    if (e != null)
+				    throw new CompletionException(transport(e));
+			    return parse.apply(check(r));
+		    });
+	}
+
+	private static Map<?, ?> object(HttpResponse<byte[]> r) {
+		try {
+			Object o = Json.parse(new String(r.body(), StandardCharsets.UTF_8));
+			if (o instanceof Map)
+				return (Map<?, ?>) o;
+		} catch (IllegalArgumentException e) {
+			throw new ConnectionLostException("the daemon sent bad JSON: " + e.getMessage(), e);
+		}
+		throw new ConnectionLostException("the daemon sent JSON that is not an object");
+	}
+
+	private static Void none(HttpResponse<byte[]> r) {
+		return null;
+	}
+
+	private static List<Session> sessions(HttpResponse<byte[]> r) {
+		List<Session> l = new ArrayList<>();
+		Object s = object(r).get("sessions");
+		if (s instanceof List)
+			for (Object o : (List<?>) s)
+				l.add(new Session((Map<?, ?>) o));
+		return l;
+	}
+
+	private static SessionLog log(HttpResponse<byte[]> r) {
+		long start = r.headers().firstValueAsLong("Lodge-Log-Start").orElse(0);
+		long end = r.headers().firstValueAsLong("Lodge-Log-End").orElse(start + r.body().length);
+		return new SessionLog(r.body(), start, end);
+	}
+
+	/** {@code GET /v1/health}. */
+	public Health health() {
+		return call("GET", "/v1/health", null, r -> new Health(object(r)));
+	}
+
+	/** {@link #health()} as a future. */
+	public CompletableFuture<Health> healthAsync() {
+		return callAsync("GET", "/v1/health", null, r -> new Health(object(r)));
+	}
+
+	/**
+	 * Runs a command to its end and returns its output ({@code POST
+	 * /v1/exec}). A command that cannot start is {@link SpawnFailedException},
+	 * never an exit code.
+	 */
+	public ExecResult exec(ExecOptions o) {
+		boolean b64 = "base64".equals(o.encoding);
+		return call("POST", "/v1/exec", o.toJson(), r -> new ExecResult(object(r), b64));
+	}
+
+	/** Runs {@code command} by the shell, with no options. */
+	public ExecResult exec(String command) {
+		return exec(new ExecOptions().setCommand(command));
+	}
+
+	/** {@link #exec(ExecOptions)} as a future. */
+	public CompletableFuture<ExecResult> execAsync(ExecOptions o) {
+		boolean b64 = "base64".equals(o.encoding);
+		return callAsync("POST", "/v1/exec", o.toJson(), r -> new ExecResult(object(r), b64));
+	}
+
+	/** Starts a session ({@code POST /v1/sessions}); returns once its child has started. */
+	public Session createSession(CreateSessionOptions o) {
+		return call("POST", "/v1/sessions", o.toJson(), r -> new Session(object(r)));
+	}
+
+	/** {@link #createSession} as a future. */
+	public CompletableFuture<Session> createSessionAsync(CreateSessionOptions o) {
+		return callAsync("POST", "/v1/sessions", o.toJson(), r -> new Session(object(r)));
+	}
+
+	/** Every session. */
+	public List<Session> listSessions() {
+		return call("GET", "/v1/sessions", null, Sandbox::sessions);
+	}
+
+	/** {@link #listSessions} as a future. */
+	public CompletableFuture<List<Session>> listSessionsAsync() {
+		return callAsync("GET", "/v1/sessions", null, Sandbox::sessions);
+	}
+
+	/** A session by id or name. */
+	public Session getSession(String ref) {
+		return call("GET", "/v1/sessions/" + encode(ref), null, r -> new Session(object(r)));
+	}
+
+	/** {@link #getSession} as a future. */
+	public CompletableFuture<Session> getSessionAsync(String ref) {
+		return callAsync("GET", "/v1/sessions/" + encode(ref), null, r -> new Session(object(r)));
+	}
+
+	/** Ends a session's processes (HUP, TERM, then KILL) and forgets it. */
+	public void deleteSession(String ref) {
+		call("DELETE", "/v1/sessions/" + encode(ref), null, Sandbox::none);
+	}
+
+	/** {@link #deleteSession} as a future. */
+	public CompletableFuture<Void> deleteSessionAsync(String ref) {
+		return callAsync("DELETE", "/v1/sessions/" + encode(ref), null, Sandbox::none);
+	}
+
+	/** Sends a signal ({@code "INT"}, {@code "RTMIN+3"}) without attaching. */
+	public void signalSession(String ref, String signal) {
+		call("POST", "/v1/sessions/" + encode(ref) + "/signal", Map.of("signal", signal), Sandbox::none);
+	}
+
+	/** Sends text to a session's stdin without attaching. */
+	public void sendInput(String ref, String text) {
+		call("POST", "/v1/sessions/" + encode(ref) + "/input", Map.of("data", text), Sandbox::none);
+	}
+
+	/** Sends bytes to a session's stdin without attaching (as {@code dataBase64}). */
+	public void sendInput(String ref, byte[] data) {
+		call("POST", "/v1/sessions/" + encode(ref) + "/input",
+		    Map.of("dataBase64", Base64.getEncoder().encodeToString(data)), Sandbox::none);
+	}
+
+	/** Resizes a session's PTY without attaching. */
+	public void resizeSession(String ref, int cols, int rows) {
+		Map<String, Object> m = new LinkedHashMap<>();
+		m.put("cols", cols);
+		m.put("rows", rows);
+		call("POST", "/v1/sessions/" + encode(ref) + "/resize", m, Sandbox::none);
+	}
+
+	/** The session's buffered output, without a WebSocket. */
+	public byte[] sessionLog(String ref) {
+		return sessionLogSince(ref, -1).data;
+	}
+
+	/** {@link #sessionLog} as a future. */
+	public CompletableFuture<byte[]> sessionLogAsync(String ref) {
+		return callAsync("GET", "/v1/sessions/" + encode(ref) + "/log", null, r -> r.body());
+	}
+
+	/** The buffered output from offset {@code since} (negative: all), with its offsets. */
+	public SessionLog sessionLogSince(String ref, long since) {
+		String q = since >= 0 ? "?since=" + since : "";
+		return call("GET", "/v1/sessions/" + encode(ref) + "/log" + q, null, Sandbox::log);
+	}
+
+	/**
+	 * Waits for a session's exit, attaching read-only from its current
+	 * output offset; an exited session answers at once.
+	 */
+	public ExecExitInfo waitSession(String ref) {
+		return waitSession(ref, null);
+	}
+
+	/** {@link #waitSession(String)} for at most {@code timeout} ({@link LodgeTimeoutException}). */
+	public ExecExitInfo waitSession(String ref, Duration timeout) {
+		Session s = getSession(ref);
+		if (!s.isRunning())
+			return new ExecExitInfo(s.exitCode, s.signal, false);
+		SessionAttachHandle h = attachSession(ref, new SessionAttachOptions().setReadOnly(true)
+		    .setSince(s.outputBytes));
+		try {
+			return h.waitForExit(timeout);
+		} finally {
+			if (!h.exitFuture().isDone())
+				h.detach();
+		}
+	}
+
+	/** {@link #waitSession(String)} as a future. */
+	public CompletableFuture<ExecExitInfo> waitSessionAsync(String ref) {
+		return getSessionAsync(ref).thenCompose(s -> {
+			if (!s.isRunning())
+				return CompletableFuture.completedFuture(new ExecExitInfo(s.exitCode, s.signal, false));
+			return attachSessionAsync(ref, new SessionAttachOptions().setReadOnly(true)
+			    .setSince(s.outputBytes)).thenCompose(SessionAttachHandle::exitFuture);
+		});
+	}
+
+	// WebSockets
+
+	CompletableFuture<WsConn> openWs(String path, WsConn.Handler h) {
+		return WsConn.open(http, URI.create(wsBase + path), token, connectTimeout, h);
+	}
+
+	/**
+	 * Starts a command on a WebSocket ({@code GET /v1/exec/stream}) and
+	 * returns once the daemon has started it; a command that cannot start
+	 * is {@link SpawnFailedException}.
+	 */
+	public ExecStreamHandle execStream(ExecStreamOptions o) {
+		CompletableFuture<ExecStreamHandle> f = execStreamAsync(o);
+		return Waits.await(f, null, () -> {
+			f.cancel(true);
+			f.thenAccept(ExecStreamHandle::close);
+		});
+	}
+
+	/** {@link #execStream} as a future of the started handle. */
+	public CompletableFuture<ExecStreamHandle> execStreamAsync(ExecStreamOptions o) {
+		ExecStreamHandle h = new ExecStreamHandle(o);
+		byte[] start = Codec.pack(o.startMessage());
+		return openWs("/v1/exec/stream", h.handler).thenCompose(c -> {
+			h.attach(c);
+			c.send(start);
+			return h.started;
+		});
+	}
+
+	/**
+	 * Attaches to a session and returns once the daemon has accepted it;
+	 * the replay and then live output reach the options' callbacks.
+	 */
+	public SessionAttachHandle attachSession(String ref, SessionAttachOptions o) {
+		SessionAttachHandle h = new SessionAttachHandle(this, ref, o);
+		h.connect();
+		return Waits.await(h.firstAttached, null, h::detach);
+	}
+
+	/** Attaches with no options. */
+	public SessionAttachHandle attachSession(String ref) {
+		return attachSession(ref, new SessionAttachOptions());
+	}
+
+	/** {@link #attachSession} as a future. */
+	public CompletableFuture<SessionAttachHandle> attachSessionAsync(String ref, SessionAttachOptions o) {
+		SessionAttachHandle h = new SessionAttachHandle(this, ref, o);
+		h.connect();
+		return h.firstAttached;
+	}
+}

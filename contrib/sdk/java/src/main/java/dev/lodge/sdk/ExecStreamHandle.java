@@ -171,19 +171,29 @@ public final class ExecStreamHandle implements AutoCloseable {
 		end();
 	}
 
-	/** Sends a signal by name ({@code "INT"}, {@code "RTMIN+3"}); to the process group. */
+	/**
+	 * Sends a signal by name ({@code "INT"}, {@code "RTMIN+3"}); to the
+	 * process group. Once the process has exited there is nothing to
+	 * signal, and this does nothing; after a lost connection it throws.
+	 */
 	public void signal(String name) {
-		Waits.await(send(Codec.signal(name)), null, this::close);
+		control(Codec.signal(name));
 	}
 
-	/** Sends a signal by number. */
+	/** Sends a signal by number, like {@link #signal(String)}. */
 	public void signal(int number) {
-		Waits.await(send(Codec.signal(number)), null, this::close);
+		control(Codec.signal(number));
 	}
 
-	/** Resizes the terminal (PTY mode). */
+	/** Resizes the terminal (PTY mode); nothing once the process has exited. */
 	public void resize(int cols, int rows) {
-		Waits.await(send(Codec.resize(cols, rows)), null, this::close);
+		control(Codec.resize(cols, rows));
+	}
+
+	private void control(byte[] message) {
+		if (exit.isDone() && !exit.isCompletedExceptionally())
+			return;
+		Waits.await(send(message), null, this::close);
 	}
 
 	private CompletableFuture<?> send(byte[] message) {

@@ -213,6 +213,12 @@ final class Json {
 			char c = s.charAt(k);
 			if (c == '"' || c == '\\')
 				b.append('\\').append(c);
+			else if (c == '\n')
+				b.append("\\n");
+			else if (c == '\r')
+				b.append("\\r");
+			else if (c == '\t')
+				b.append("\\t");
 			else if (c < 0x20)
 				b.append(String.format("\\u%04x", (int) c));
 			else

@@ -294,14 +294,20 @@ public final class SessionAttachHandle implements AutoCloseable {
 		sendOne(Codec.simple("eof"));
 	}
 
-	/** Sends a signal by name. */
+	/** Sends a signal by name; nothing once the process has exited. */
 	public void signal(String name) {
-		sendOne(Codec.signal(name));
+		control(Codec.signal(name));
 	}
 
-	/** Resizes the PTY. */
+	/** Resizes the PTY; nothing once the process has exited. */
 	public void resize(int cols, int rows) {
-		sendOne(Codec.resize(cols, rows));
+		control(Codec.resize(cols, rows));
+	}
+
+	private void control(byte[] message) {
+		if (exit.isDone() && !exit.isCompletedExceptionally())
+			return;
+		sendOne(message);
 	}
 
 	/**

@@ -14,6 +14,7 @@ import java.util.function.BooleanSupplier;
 /** The conformance kit's side: the daemon of tests/sdk/with-lodged and its control line. */
 final class Kit {
 	private static final List<String> made = new ArrayList<>();
+	private static volatile boolean proxy;
 
 	private Kit() {
 	}
@@ -68,7 +69,14 @@ final class Kit {
 	/** A client of the kit's proxy (a new proxy each time). */
 	static Sandbox proxied() {
 		String port = control("proxy").split(" ")[1];
+		proxy = true;
 		return Sandbox.connect("http://127.0.0.1:" + port, System.getenv("LODGE_TOKEN"));
+	}
+
+	/** Faults off again: the proxy passes everything. */
+	static void calm() {
+		if (proxy)
+			control("cut-after 0");
 	}
 
 	/** Polls until true, for at most {@code d}. */

@@ -68,9 +68,14 @@ class StreamTest {
 
 	@Test
 	void streamExitCode() { // stream.exit_code
-		ExecExitInfo x = sandbox.execStream(new ExecStreamOptions().setCommand("exit 5")).waitForExit();
+		ExecStreamHandle h = sandbox.execStream(new ExecStreamOptions().setCommand("exit 5"));
+		ExecExitInfo x = h.waitForExit();
 		assertEquals(5, x.code);
 		assertNull(x.signal);
+		// an exited process has nothing to signal or resize; its input is gone
+		h.signal("TERM");
+		h.resize(10, 10);
+		assertThrows(ConnectionLostException.class, () -> h.write("x"));
 	}
 
 	@Test

@@ -195,20 +195,22 @@ func TestStream(t *testing.T) {
 	t.Run("stream.basic", func(t *testing.T) {
 		var out, errb buf
 		var next int64
-		var mu sync.Mutex
 		contiguous := true
 		var last atomic.Bool
 		h, err := s.ExecStream(tctx(t), lodge.ExecStreamOptions{Command: "printf out; printf err >&2",
 			OnStdout: func(b []byte) { time.Sleep(100 * time.Millisecond); out.add(b); last.Store(true) },
-			OnStderr: func(b []byte) { errb.add(b) }})
+			OnStderr: func(b []byte) { errb.add(b) },
+			OnChunk: func(c lodge.Chunk) {
+				contiguous = contiguous && c.Offset == next
+				next = c.Offset + int64(len(c.Data))
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = next
-		_ = &mu
 		e, err := h.Wait()
-		if err != nil || e.Code != 0 || e.Signal != "" || out.String() != "out" || errb.String() != "err" || !last.Load() || !contiguous {
-			t.Fatalf("%+v %v %q %q", e, err, out.String(), errb.String())
+		if err != nil || e.Code != 0 || e.Signal != "" || out.String() != "out" || errb.String() != "err" ||
+			!last.Load() || !contiguous || next != 6 {
+			t.Fatalf("%+v %v %q %q contiguous %v next %d", e, err, out.String(), errb.String(), contiguous, next)
 		}
 	})
 	t.Run("stream.exit_code", func(t *testing.T) {

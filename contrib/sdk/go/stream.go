@@ -27,6 +27,9 @@ type ExecStreamOptions struct {
 	// UTF-8 text.
 	OnStdout func(chunk []byte)
 	OnStderr func(chunk []byte)
+	// OnChunk gets every output chunk with its stream and offset (one
+	// counter over both streams, from 0), after OnStdout/OnStderr.
+	OnChunk func(c Chunk)
 	// OnError gets the errors the daemon reports without ending the
 	// stream (a bad signal name: *BadRequestError, input after eof:
 	// *ConflictError).
@@ -141,13 +144,16 @@ func (h *ExecStreamHandle) run() {
 			return
 		}
 		switch m.Type {
-		case "stdout":
-			if h.o.OnStdout != nil {
-				h.o.OnStdout(m.Data)
+		case "stdout", "stderr":
+			f := h.o.OnStdout
+			if m.Type == "stderr" {
+				f = h.o.OnStderr
 			}
-		case "stderr":
-			if h.o.OnStderr != nil {
-				h.o.OnStderr(m.Data)
+			if f != nil {
+				f(m.Data)
+			}
+			if h.o.OnChunk != nil {
+				h.o.OnChunk(Chunk{Stream: m.Type, Offset: m.Offset, Data: m.Data})
 			}
 		case "error":
 			if h.o.OnError != nil {

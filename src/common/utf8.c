@@ -8,7 +8,7 @@
 #include "utf8.h"
 
 /* Length of the well-formed sequence at p, or 0 (Unicode table 3-7). */
-static size_t
+size_t
 utf8_valid_len(const unsigned char *p, size_t left, size_t *subpart)
 {
 	unsigned char	c = p[0], lo = 0x80, hi = 0xbf;

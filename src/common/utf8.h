@@ -21,4 +21,11 @@ char	*utf8_sanitize(const unsigned char *buf, size_t len, size_t *outlen);
  */
 size_t	 utf8_copy(char *dst, size_t dstlen, const char *src, size_t len);
 
+/*
+ * The length of the well-formed sequence at p (left bytes), or 0 when it is
+ * ill-formed; *subpart then gets the length of its maximal subpart, the
+ * bytes one U+FFFD replaces.
+ */
+size_t	 utf8_valid_len(const unsigned char *p, size_t left, size_t *subpart);
+
 #endif

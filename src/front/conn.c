@@ -37,8 +37,10 @@
 #define CONN_LINGER_MAX		(16 * 1024 * 1024)
 #define CONN_LINGER_READS	4
 #define CONN_ROOT_RESERVE	16
+#define CONN_CHUNK		65536	/* a piece of a streamed reply */
 
 static void	conn_arm_timeout(struct conn *, int seconds);
+static void	conn_source_done(struct conn *);
 
 static const char *
 conn_reason(int status)
@@ -169,6 +171,16 @@ conn_close(struct conn *c)
 	lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
 }
 
+/* A streamed reply is over, sent or not: its source goes. */
+static void
+conn_source_done(struct conn *c)
+{
+	if (c->src.free != NULL)
+		c->src.free(c->src.arg);
+	memset(&c->src, 0, sizeof(c->src));
+	c->src_left = 0;
+}
+
 void
 conn_closed(struct conn *c)
 {
@@ -176,6 +188,7 @@ conn_closed(struct conn *c)
 	if (c->exec != NULL)
 		exec_conn_closed(c->exec);
 	lws_sul_cancel(&c->sul);
+	conn_source_done(c);
 	peer_release(c->peer);
 	conn_count--;
 	free(c->buf);
@@ -234,16 +247,13 @@ conn_consume(struct conn *c, size_t len)
 	return (0);
 }
 
-/* Queue a whole reply and start writing it. */
-static void
-conn_send(struct conn *c, int status, const char *ctype, const char *body,
-    size_t len)
+/* The status line and header fields of a reply; their length. */
+static size_t
+conn_format_head(struct conn *c, int status, const char *ctype, size_t len,
+    char *head, size_t headlen)
 {
-	char	 head[512];
-	int	 n;
+	int	n;
 
-	if (c->closed)
-		return;
 	metrics_reply(c->route, status, c->t0 != 0 ? metrics_now() - c->t0 : 0);
 	if (status == 408)
 		metrics_limit(L_REQUEST_TIMEOUT);
@@ -257,26 +267,97 @@ conn_send(struct conn *c, int status, const char *ctype, const char *body,
 	if (c->state == CONN_HEAD && !c->close_after &&
 	    conn_consume(c, c->head_len) == -1)
 		c->close_after = 1;
-	n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n"
+	n = snprintf(head, headlen, "HTTP/1.1 %d %s\r\n"
 	    "Content-Length: %zu\r\n%s%s%s%s\r\n", status, conn_reason(status),
 	    len, ctype != NULL ? "Content-Type: " : "",
 	    ctype != NULL ? ctype : "", ctype != NULL ? "\r\n" : "",
 	    c->close_after ? "Connection: close\r\n" : "");
-	free(c->out);
-	if ((c->out = malloc((size_t)n + len)) == NULL) {
-		conn_close(c);
-		return;
-	}
-	memcpy(c->out, head, (size_t)n);
-	if (len > 0)
-		memcpy(c->out + n, body, len);
-	c->out_len = (size_t)n + len;
+	return ((size_t)n);
+}
+
+/* Start writing what c->out holds. */
+static void
+conn_start_write(struct conn *c)
+{
 	c->out_off = 0;
 	c->state = CONN_WRITE;
 	conn_arm_timeout(c, front->conf.write_timeout);
 	lws_rx_flow_control(c->wsi, 0);
 	/* Most replies fit the socket buffer: no need to wait for POLLOUT. */
 	conn_writeable(c);
+}
+
+/* Queue a whole reply and start writing it. */
+static void
+conn_send(struct conn *c, int status, const char *ctype, const char *body,
+    size_t len)
+{
+	char	 head[512];
+	size_t	 n;
+
+	if (c->closed)
+		return;
+	n = conn_format_head(c, status, ctype, len, head, sizeof(head));
+	free(c->out);
+	if ((c->out = malloc(n + len)) == NULL) {
+		conn_close(c);
+		return;
+	}
+	memcpy(c->out, head, n);
+	if (len > 0)
+		memcpy(c->out + n, body, len);
+	c->out_len = n + len;
+	conn_start_write(c);
+}
+
+/* The next piece of a streamed reply, after the at bytes in c->out. */
+static int
+conn_refill(struct conn *c, size_t at)
+{
+	size_t	n;
+
+	n = c->src.read(c->src.arg, c->out + at, CONN_CHUNK - at);
+	if (n == 0 || n > c->src_left) {
+		log_warnx("a streamed reply is %s than it said",
+		    n == 0 ? "shorter" : "longer");
+		return (-1);
+	}
+	c->src_left -= n;
+	c->out_len = at + n;
+	c->out_off = 0;
+	return (0);
+}
+
+/*
+ * A reply of len bytes that src produces piece by piece while the socket
+ * takes them, so that only one piece is held.  src belongs to the
+ * connection from now on: its free runs once the reply is out, or the
+ * connection gone.
+ */
+void
+conn_reply_stream(struct conn *c, int status, const char *ctype, size_t len,
+    const struct conn_source *src)
+{
+	size_t	n;
+
+	c->src = *src;
+	c->src_left = len;
+	if (c->closed) {
+		conn_source_done(c);
+		return;
+	}
+	free(c->out);
+	if ((c->out = malloc(CONN_CHUNK)) == NULL) {
+		conn_close(c);
+		return;
+	}
+	n = conn_format_head(c, status, ctype, len, c->out, CONN_CHUNK);
+	c->out_len = n;
+	if (len > 0 && conn_refill(c, n) == -1) {
+		conn_close(c);
+		return;
+	}
+	conn_start_write(c);
 }
 
 void
@@ -369,7 +450,11 @@ conn_writeable(struct conn *c)
 
 	if (c->state != CONN_WRITE)
 		return;
-	while (c->out_off < c->out_len) {
+	while (c->out_off < c->out_len || c->src_left > 0) {
+		if (c->out_off == c->out_len && conn_refill(c, 0) == -1) {
+			conn_close(c);
+			return;
+		}
 		n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
 		    MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n == -1) {
@@ -391,6 +476,7 @@ conn_writeable(struct conn *c)
 	}
 	free(c->out);
 	c->out = NULL;
+	conn_source_done(c);
 	if (c->close_after) {
 		conn_linger(c);
 		return;

@@ -7,10 +7,17 @@
  * not start).  The front only keeps the output for the reply: an exec call
  * costs it no descriptor.  A client that goes away takes its command with
  * it: the template sends HUP, then KILL.
+ *
+ * Memory: a call reserves room for twice its maxOutputBytes (stdout and
+ * stderr) from --exec-memory before it runs, or is refused; the reply is
+ * encoded piece by piece as the socket takes it (outjson), so a call never
+ * holds more than its output and one piece, and gives it all back when the
+ * reply is out or its connection gone (--write-timeout).
  */
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <malloc.h>
 #include <pwd.h>
 
 #include <errno.h>
@@ -25,13 +32,27 @@
 #include "metrics.h"
 #include "log.h"
 #include "mpack.h"
+#include "outjson.h"
 #include "signame.h"
 #include "spawnreq.h"
-#include "utf8.h"
+
+#define EXEC_BUF_FIRST		65536
+#define EXEC_TRIM_MIN		(1024 * 1024)	/* give a big output back */
 
 struct exec_buf {
 	char		*buf;
 	size_t		 len;
+	size_t		 size;
+};
+
+/* The parts of a reply, in order. */
+enum exec_part {
+	EXEC_PART_HEAD,		/* {"stdout":" */
+	EXEC_PART_STDOUT,
+	EXEC_PART_MID,		/* ","stderr":" */
+	EXEC_PART_STDERR,
+	EXEC_PART_TAIL,		/* ","exitCode":...} */
+	EXEC_PART_END,
 };
 
 struct exec_call {
@@ -42,10 +63,22 @@ struct exec_call {
 	size_t			 max_output;
 	struct timespec		 t0;
 	struct exec_buf		 out, err;
+	size_t			 reserved;	/* of --exec-memory */
+
+	/* The reply, once the command is done. */
+	enum exec_part		 part;
+	size_t			 part_off;
+	struct outjson		 enc;
+	char			 tail[256];
+	size_t			 tail_len;
 };
 
 static LIST_HEAD(, exec_call) exec_calls = LIST_HEAD_INITIALIZER(exec_calls);
 static int64_t	exec_ids;
+static size_t	exec_reserved;	/* by all calls, of --exec-memory */
+
+static const char exec_head[] = "{\"stdout\":\"";
+static const char exec_mid[] = "\",\"stderr\":\"";
 
 static struct exec_call *
 exec_find(const msgpack_object *o)
@@ -60,15 +93,35 @@ exec_find(const msgpack_object *o)
 	return (NULL);
 }
 
+/* Give back what a call held; e is off the list. */
 static void
-exec_free(struct exec_call *e)
+exec_release(void *arg)
+{
+	struct exec_call	*e = arg;
+	size_t			 held = e->out.size + e->err.size;
+
+	exec_reserved -= e->reserved;
+	free(e->out.buf);
+	free(e->err.buf);
+	free(e);
+	/* The heap would keep freed megabytes resident. */
+	if (held >= EXEC_TRIM_MIN)
+		malloc_trim(0);
+}
+
+static void
+exec_unlist(struct exec_call *e)
 {
 	if (e->conn != NULL)
 		e->conn->exec = NULL;
 	LIST_REMOVE(e, entry);
-	free(e->out.buf);
-	free(e->err.buf);
-	free(e);
+}
+
+static void
+exec_free(struct exec_call *e)
+{
+	exec_unlist(e);
+	exec_release(e);
 }
 
 /* Add the bytes of key (a bin) to b, never past the call's maximum. */
@@ -77,7 +130,7 @@ exec_append(struct exec_call *e, struct exec_buf *b, const msgpack_object *o,
     const char *key)
 {
 	const msgpack_object	*v = mpack_get(o, key);
-	size_t			 n;
+	size_t			 n, size;
 	char			*nb;
 
 	if (v == NULL)
@@ -89,39 +142,67 @@ exec_append(struct exec_call *e, struct exec_buf *b, const msgpack_object *o,
 		n = e->max_output - b->len;
 	if (n == 0)
 		return (0);
-	if ((nb = realloc(b->buf, b->len + n)) == NULL)
-		return (-1);
-	memcpy(nb + b->len, v->via.bin.ptr, n);
-	b->buf = nb;
+	if (b->len + n > b->size) {
+		/* Doubling, within the maximum: few copies, little slack. */
+		size = b->size == 0 ? EXEC_BUF_FIRST : b->size * 2;
+		while (size < b->len + n)
+			size *= 2;
+		if (size > e->max_output)
+			size = e->max_output;
+		if ((nb = realloc(b->buf, size)) == NULL)
+			return (-1);
+		b->buf = nb;
+		b->size = size;
+	}
+	memcpy(b->buf + b->len, v->via.bin.ptr, n);
 	b->len += n;
 	return (0);
 }
 
-static json_t *
-exec_json_output(struct exec_call *e, struct exec_buf *b)
+/* The next bytes of the reply into dst; conn.c asks until it is all out. */
+static size_t
+exec_reply_read(void *arg, char *dst, size_t len)
 {
-	json_t	*j;
-	char	*s;
-	size_t	 n;
+	struct exec_call	*e = arg;
+	const char		*lit;
+	size_t			 w = 0, n, lit_len;
 
-	if (b->len == 0)
-		return (json_string(""));
-	if (e->base64) {
-		n = (b->len + 2) / 3 * 4 + 2;
-		if ((s = malloc(n)) == NULL)
-			return (NULL);
-		if (lws_b64_encode_string(b->buf, (int)b->len, s, (int)n) < 0) {
-			free(s);
-			return (NULL);
+	while (w < len && e->part != EXEC_PART_END) {
+		if (e->part == EXEC_PART_STDOUT || e->part == EXEC_PART_STDERR) {
+			if (len - w < OUTJSON_UNIT_MAX)
+				break;
+			if ((n = outjson_read(&e->enc, dst + w, len - w)) > 0) {
+				w += n;
+				continue;
+			}
+			e->part++;
+			continue;
 		}
-		n = strlen(s);
-	} else if ((s = utf8_sanitize((unsigned char *)b->buf, b->len,
-	    &n)) == NULL)
-		return (NULL);
-	/* utf8_sanitize made it valid: no second check. */
-	j = json_stringn_nocheck(s, n);
-	free(s);
-	return (j);
+		if (e->part == EXEC_PART_HEAD) {
+			lit = exec_head;
+			lit_len = sizeof(exec_head) - 1;
+		} else if (e->part == EXEC_PART_MID) {
+			lit = exec_mid;
+			lit_len = sizeof(exec_mid) - 1;
+		} else {
+			lit = e->tail;
+			lit_len = e->tail_len;
+		}
+		n = lit_len - e->part_off;
+		if (n > len - w)
+			n = len - w;
+		memcpy(dst + w, lit + e->part_off, n);
+		w += n;
+		if ((e->part_off += n) < lit_len)
+			continue;
+		e->part_off = 0;
+		e->part++;
+		if (e->part == EXEC_PART_STDOUT)
+			outjson_init(&e->enc, e->out.buf, e->out.len, e->base64);
+		else if (e->part == EXEC_PART_STDERR)
+			outjson_init(&e->enc, e->err.buf, e->err.len, e->base64);
+	}
+	return (w);
 }
 
 void
@@ -137,17 +218,21 @@ exec_output(const msgpack_object *o)
 		    "frame)", (long long)e->id);
 }
 
-/* The command ended: answer the client. */
+/* The command ended: answer the client, the reply encoded as it goes. */
 void
 exec_exited(const msgpack_object *o)
 {
 	struct exec_call	*e;
+	struct conn		*c;
+	struct conn_source	 src;
 	struct timespec		 t1;
 	const msgpack_object	*v;
-	json_t			*r, *out, *err;
+	const char		*sig;
 	double			 ms;
 	int64_t			 st = 0;
-	int			 timed_out = 0, truncated = 0;
+	int			 timed_out = 0, truncated = 0, n;
+	char			 code[32];
+	size_t			 len;
 
 	if ((e = exec_find(o)) == NULL)
 		return;
@@ -160,29 +245,33 @@ exec_exited(const msgpack_object *o)
 	if ((v = mpack_get(o, "truncated")) != NULL &&
 	    v->type == MSGPACK_OBJECT_BOOLEAN)
 		truncated = v->via.boolean;
-	if (e->conn == NULL) {
+	if ((c = e->conn) == NULL) {
 		exec_free(e);
 		return;
 	}
+	exec_unlist(e);
 	ms = (double)(t1.tv_sec - e->t0.tv_sec) * 1000.0 +
 	    (double)(t1.tv_nsec - e->t0.tv_nsec) / 1e6;
-	out = exec_json_output(e, &e->out);
-	err = exec_json_output(e, &e->err);
-	r = json_pack("{s:o*,s:o*,s:o,s:o,s:b,s:b,s:i}",
-	    "stdout", out, "stderr", err,
-	    "exitCode", WIFEXITED(st) ? json_integer(WEXITSTATUS(st)) :
-	    json_null(),
-	    "signal", WIFSIGNALED(st) && signame_name(WTERMSIG(st)) != NULL ?
-	    json_string(signame_name(WTERMSIG(st))) : json_null(),
-	    "timedOut", timed_out,
-	    "truncated", truncated,
-	    "durationMs", (json_int_t)(ms + 0.5));
-	if (r == NULL || out == NULL || err == NULL) {
-		json_decref(r);
-		conn_reply_error(e->conn, 500, "internal", "out of memory");
-	} else
-		conn_reply_json(e->conn, 200, r);
-	exec_free(e);
+	if (WIFEXITED(st))
+		snprintf(code, sizeof(code), "%d", (int)WEXITSTATUS(st));
+	else
+		strlcpy(code, "null", sizeof(code));
+	sig = WIFSIGNALED(st) ? signame_name(WTERMSIG(st)) : NULL;
+	/* Signal names are ASCII letters, digits and '+': no escaping. */
+	n = snprintf(e->tail, sizeof(e->tail), "\",\"exitCode\":%s,"
+	    "\"signal\":%s%s%s,\"timedOut\":%s,\"truncated\":%s,"
+	    "\"durationMs\":%lld}", code, sig != NULL ? "\"" : "",
+	    sig != NULL ? sig : "null", sig != NULL ? "\"" : "",
+	    timed_out ? "true" : "false", truncated ? "true" : "false",
+	    (long long)(ms + 0.5));
+	e->tail_len = (size_t)n;
+	len = sizeof(exec_head) - 1 + outjson_length(e->out.buf, e->out.len,
+	    e->base64) + sizeof(exec_mid) - 1 + outjson_length(e->err.buf,
+	    e->err.len, e->base64) + e->tail_len;
+	src.read = exec_reply_read;
+	src.free = exec_release;
+	src.arg = e;
+	conn_reply_stream(c, 200, "application/json", len, &src);
 }
 
 /* The template could not start the command, or a limit refused it. */
@@ -260,6 +349,16 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 		e->max_output = (size_t)req->max_output;
 	if (e->max_output > front->conf.max_output)
 		e->max_output = front->conf.max_output;
+	e->reserved = e->max_output * 2;
+	if (e->reserved > front->conf.exec_memory - exec_reserved) {
+		conn_reply_error(c, 503, "unavailable", "the exec calls in "
+		    "flight hold their output budget (--exec-memory %zu "
+		    "bytes, twice maxOutputBytes a call): retry, or ask for "
+		    "less maxOutputBytes", front->conf.exec_memory);
+		free(e);
+		return;
+	}
+	exec_reserved += e->reserved;
 	clock_gettime(CLOCK_MONOTONIC, &e->t0);
 
 	msgpack_sbuffer_init(&sb);
@@ -277,6 +376,7 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 	if (conn_pack_peer(c, &pk, c->l->is_unix && c->peer_uid != 0) ==
 	    -1) {
 		msgpack_sbuffer_destroy(&sb);
+		exec_reserved -= e->reserved;
 		free(e);
 		conn_reply_error(c, 503, "unavailable", "cannot read the "
 		    "process limit of the connecting process");
@@ -287,6 +387,7 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 	r = spawner_send(&sb, -1);
 	msgpack_sbuffer_destroy(&sb);
 	if (r == -1) {
+		exec_reserved -= e->reserved;
 		free(e);
 		conn_reply_error(c, 503, "unavailable", "the worker template "
 		    "does not answer");

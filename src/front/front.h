@@ -56,6 +56,7 @@ struct front_config {
 	int		 max_peer_conns; /* ... of them for one peer */
 	int		 max_execs_per_user;	/* restricted peers; 0: none */
 	int		 no_cgroup;	/* the process tree, not cgroups */
+	size_t		 exec_memory;	/* output held for POST /v1/exec */
 };
 
 struct front {
@@ -115,6 +116,13 @@ struct peer_key {
 struct session;
 struct peer;
 
+/* What produces a streamed reply (conn_reply_stream). */
+struct conn_source {
+	size_t		(*read)(void *, char *, size_t);
+	void		(*free)(void *);
+	void		 *arg;
+};
+
 struct conn {
 	struct front_fd		 ffd;
 	LIST_ENTRY(conn)	 wait_entry;	/* on a session's waiters */
@@ -139,6 +147,8 @@ struct conn {
 	char			*out;
 	size_t			 out_len;
 	size_t			 out_off;
+	struct conn_source	 src;		/* the rest of a streamed reply */
+	size_t			 src_left;
 	int			 close_after;
 	int			 closed;
 	struct session		*waiting;	/* session whose reply we await */
@@ -237,6 +247,8 @@ void	conn_reply_error(struct conn *, int status, const char *code,
 void	conn_reply_empty(struct conn *, int status);
 void	conn_reply_body(struct conn *, int status, const char *ctype,
 	    const char *body, size_t len);
+void	conn_reply_stream(struct conn *, int status, const char *ctype,
+	    size_t len, const struct conn_source *);
 int	conn_handoff(struct conn *, struct session *);
 int	conn_handoff_stream(struct conn *, uid_t peer);
 int	conn_pack_peer(struct conn *, msgpack_packer *, int restricted);

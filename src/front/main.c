@@ -51,6 +51,7 @@ usage(int status)
 "              [--head-timeout SECONDS] [--idle-timeout SECONDS]\n"
 "              [--write-timeout SECONDS] [--max-output-bytes BYTES]\n"
 "              [--max-connections N] [--max-peer-connections N]\n"
+"              [--exec-memory BYTES]\n"
 "              [--default-output-bytes BYTES] [--max-clients N]\n"
 "              [--max-message-size BYTES] [--ping-interval SECONDS]\n"
 "              [--exited-ttl SECONDS] [--socket-group GROUP]\n"
@@ -94,7 +95,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	    O_VERSION, O_MAXSESS, O_MAXBUF, O_MAXBODY, O_MAXHEAD, O_HEADTO,
 	    O_IDLETO, O_MAXOUT, O_DEFOUT, O_MAXCLI, O_MAXMSG, O_PING, O_TTL,
 	    O_SOCKGRP, O_ORIGIN, O_HOST, O_WRITETO, O_MAXCONN,
-	    O_MAXPEER, O_PEREXEC, O_NOCGROUP, O_BUDGET };
+	    O_MAXPEER, O_PEREXEC, O_NOCGROUP, O_BUDGET, O_EXECMEM };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "runtime-dir", required_argument, NULL, O_RUNDIR },
@@ -125,6 +126,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		    O_MAXPEER },
 		{ "max-execs-per-user", required_argument, NULL, O_PEREXEC },
 		{ "no-cgroup", no_argument, NULL, O_NOCGROUP },
+		{ "exec-memory", required_argument, NULL, O_EXECMEM },
 		{ NULL, 0, NULL, 0 }
 	};
 	int	ch;
@@ -144,6 +146,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	conf->idle_timeout = 120;
 	conf->write_timeout = 60;
 	conf->max_execs_per_user = 64;
+	conf->exec_memory = 1024 * 1024 * 1024;
 	while ((ch = getopt_long(argc, argv, "fhvV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_LISTEN:
@@ -211,6 +214,10 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		case O_MAXPEER:
 			conf->max_peer_conns = (int)parse_number(
 			    "--max-peer-connections", optarg, 1, 1000000);
+			break;
+		case O_EXECMEM:
+			conf->exec_memory = (size_t)parse_number(
+			    "--exec-memory", optarg, 2, 1LL << 40);
 			break;
 		case O_WRITETO:
 			conf->write_timeout = (int)parse_number(
@@ -289,6 +296,11 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	}
 	if (optind != argc)
 		usage(2);
+	if (conf->exec_memory / 2 < conf->max_output) {
+		fprintf(stderr, "lodged: --exec-memory must hold twice "
+		    "--max-output-bytes (%zu bytes)\n", conf->max_output * 2);
+		exit(2);
+	}
 	if (conf->nlisten == 0)
 		strlcpy(conf->listen[conf->nlisten++], "127.0.0.1:5634",
 		    sizeof(conf->listen[0]));

@@ -223,30 +223,36 @@ pub(crate) fn to_json(v: &Value) -> serde_json::Value {
     }
 }
 
-fn output(m: &[(Value, Value)]) -> Result<(Vec<u8>, u64), Error> {
-    let data = match get(m, "data") {
-        Some(Value::Binary(b)) => b.clone(),
-        Some(Value::String(s)) => s.as_bytes().to_vec(),
+/// The data and offset of an output message, the data moved out, not copied.
+fn output(m: &mut [(Value, Value)]) -> Result<(Vec<u8>, u64), Error> {
+    let offset = uint(m, "offset")?;
+    let slot = m
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some("data"))
+        .map(|(_, v)| std::mem::replace(v, Value::Nil));
+    let data = match slot {
+        Some(Value::Binary(b)) => b,
+        Some(Value::String(s)) => s.into_bytes(),
         _ => return Err(Error::Protocol("output without data".into())),
     };
-    Ok((data, uint(m, "offset")?))
+    Ok((data, offset))
 }
 
 /// Decode one server message; unknown keys are ignored.
 pub fn decode(bytes: &[u8]) -> Result<ServerMessage, Error> {
     let v = rmpv::decode::read_value(&mut &bytes[..])
         .map_err(|e| Error::Protocol(format!("bad msgpack: {e}")))?;
-    let Value::Map(m) = v else {
+    let Value::Map(mut m) = v else {
         return Err(Error::Protocol("message is not a map".into()));
     };
     let t = opt_str(&m, "type").ok_or_else(|| Error::Protocol("message without type".into()))?;
     Ok(match t.as_str() {
         "stdout" => {
-            let (data, offset) = output(&m)?;
+            let (data, offset) = output(&mut m)?;
             ServerMessage::Stdout { data, offset }
         }
         "stderr" => {
-            let (data, offset) = output(&m)?;
+            let (data, offset) = output(&mut m)?;
             ServerMessage::Stderr { data, offset }
         }
         "exit" => ServerMessage::Exit(ExitStatus {

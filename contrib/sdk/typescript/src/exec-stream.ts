@@ -7,7 +7,7 @@
 import { Connection } from './connection.js';
 import { ConnectionLostError, errorFor } from './errors.js';
 import type { Endpoint, Platform } from './platform/types.js';
-import { encodeMessage, type ServerMessage, type StartFields } from './protocol.js';
+import { encodeStart, type ServerMessage } from './protocol.js';
 import { StreamBase } from './stream-base.js';
 import type { ExecStreamOptions, ExitInfo } from './types.js';
 
@@ -100,17 +100,17 @@ export class ExecStream extends StreamBase<ExitInfo> {
   }
 }
 
-function startMessage(o: ExecStreamOptions): Uint8Array {
-  const f: StartFields = {};
-  if (o.command !== undefined) f.command = o.command;
-  if (o.args !== undefined) f.args = o.args;
-  const wd = o.workDir ?? o.workdir;
-  if (wd !== undefined) f.workDir = wd;
-  if (o.env !== undefined) f.env = o.env;
-  if (o.user !== undefined) f.user = o.user;
-  if (o.tty !== undefined) f.tty = o.tty;
-  if (o.cols !== undefined) f.cols = o.cols;
-  if (o.rows !== undefined) f.rows = o.rows;
-  if (o.timeoutSeconds !== undefined) f.timeoutSeconds = o.timeoutSeconds;
-  return encodeMessage({ type: 'start', ...f });
+/** The start message of the options, seed spellings mapped to the protocol's. */
+export function startMessage(o: ExecStreamOptions): Uint8Array {
+  return encodeStart({
+    command: o.command,
+    args: o.args,
+    workDir: o.workDir ?? o.workdir,
+    env: o.env,
+    user: o.user,
+    timeoutSeconds: o.timeoutSeconds,
+    tty: o.tty,
+    cols: o.cols,
+    rows: o.rows,
+  });
 }

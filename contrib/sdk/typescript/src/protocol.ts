@@ -42,21 +42,31 @@ export type ClientMessage =
 
 /** The fields of an exec stream's start message that the SDK sends. */
 export interface StartFields {
-  command?: string;
-  args?: string[];
-  workDir?: string;
-  env?: Record<string, string>;
-  user?: string;
-  tty?: boolean;
-  cols?: number;
-  rows?: number;
-  timeoutSeconds?: number;
+  command?: string | undefined;
+  args?: string[] | undefined;
+  workDir?: string | undefined;
+  env?: Record<string, string> | undefined;
+  user?: string | undefined;
+  timeoutSeconds?: number | undefined;
+  tty?: boolean | undefined;
+  cols?: number | undefined;
+  rows?: number | undefined;
 }
 
 const encoder = new Encoder({ ignoreUndefined: true });
 
 /** One client message as msgpack, keys in the order given. */
 export function encodeMessage(m: ClientMessage): Uint8Array {
+  return encoder.encode(m);
+}
+
+/** The start fields in the canonical order (type, then as lodge-protocol(7) lists them). */
+const START_ORDER = ['command', 'args', 'workDir', 'env', 'user', 'timeoutSeconds', 'tty', 'cols', 'rows'] as const;
+
+/** An exec stream's start message: only the fields set, in the canonical order. */
+export function encodeStart(f: StartFields): Uint8Array {
+  const m: Record<string, unknown> = { type: 'start' };
+  for (const k of START_ORDER) if (f[k] !== undefined && f[k] !== null) m[k] = f[k];
   return encoder.encode(m);
 }
 

@@ -5,4 +5,4 @@
 npm ci --no-audit --no-fund --loglevel=error &&
 npx tsc -p tsconfig.json &&
 npx tsc -p tsconfig.test.json &&
-"$kit/with-lodged" -- node --test --test-concurrency=1 dist-test/test/*.test.js
+"$kit/with-lodged" -- node --test --test-concurrency=1 --test-timeout=180000 dist-test/test/*.test.js

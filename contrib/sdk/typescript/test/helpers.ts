@@ -141,3 +141,59 @@ export async function forget(sandbox: Sandbox, ref: string): Promise<void> {
 export function rss(): number {
   return process.memoryUsage.rss();
 }
+
+/** A session name no other test uses. */
+export function uname(prefix: string): string {
+  return `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** Poll until check returns a value other than undefined (10 s unless said). */
+export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`not within ${ms} ms${last ? ': ' + String(last) : ''}`);
+    await sleep(50);
+  }
+}
+
+/** Whether a process exists. */
+export function alive(pid: number): boolean {
+  return fs.existsSync(`/proc/${pid}`);
+}
+
+/** Collects output bytes, and resolves waits for text in it. */
+export class Collector {
+  readonly parts: Buffer[] = [];
+  private waiters: { re: RegExp | string; resolve(): void }[] = [];
+  readonly push = (chunk: Uint8Array): void => {
+    this.parts.push(Buffer.from(chunk));
+    this.waiters = this.waiters.filter((w) => {
+      if (!this.has(w.re)) return true;
+      w.resolve();
+      return false;
+    });
+  };
+  bytes(): Buffer {
+    return Buffer.concat(this.parts);
+  }
+  text(): string {
+    return this.bytes().toString('latin1');
+  }
+  private has(re: RegExp | string): boolean {
+    return typeof re === 'string' ? this.text().includes(re) : re.test(this.text());
+  }
+  waitFor(re: RegExp | string, ms = 10_000): Promise<void> {
+    if (this.has(re)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no ${String(re)} within ${ms} ms in ${JSON.stringify(this.text().slice(-300))}`)), ms);
+      this.waiters.push({ re, resolve: () => (clearTimeout(t), resolve()) });
+    });
+  }
+}

@@ -3,7 +3,8 @@
  *
  * The handle tracks the offset of the next byte it needs.  When its
  * connection is lost before the session's exit, it reconnects by itself
- * with since= that offset, with a bounded backoff, and drops whatever a
+ * with since= that offset, with a bounded backoff (attempts in a row
+ * without progress are bounded too), and drops whatever a
  * replay repeats, so every byte is delivered exactly once.  What the ring no
  * longer held is reported as a gap (onGap), or fails the attach with a
  * GapError in strict mode.  `live` says where the first replay ends.
@@ -109,6 +110,11 @@ export class SessionAttach extends StreamBase<AttachExit> {
       case 'stderr': {
         let data = m.data;
         let offset = m.offset;
+        if (this.next !== undefined && offset > this.next) {
+          // output skipped without a gap message: report it all the same
+          const gap = this.gap(conn, this.next, offset);
+          if (gap) return;
+        }
         if (this.next !== undefined && offset < this.next) {
           // a replay repeats what came before the reconnect
           const skip = this.next - offset;
@@ -117,27 +123,21 @@ export class SessionAttach extends StreamBase<AttachExit> {
           offset = this.next;
         }
         this.next = offset + data.length;
+        this.attempts = 0; // progress: a fresh budget of reconnects
         return this.deliver({ stream: m.type, data: this.platform.bytes(data), offset });
       }
       case 'attached':
-        this.attempts = 0;
         if (m.limits) this.outbox.maxMessageBytes = m.limits.maxMessageBytes;
-        if (this.next === undefined || this.next < m.replayFrom) {
-          // no since: the replay starts where the ring does
-          if (this.next === undefined) this.next = m.replayFrom;
-        }
+        // no since: the replay starts where the ring does
+        if (this.next === undefined) this.next = m.replayFrom;
         this.outbox.attach(conn);
         this.resolveAttached(m.session);
         return;
       case 'gap':
-        if (this.opts.strict) {
-          conn.terminate(new GapError(m.from, m.to));
-          return;
-        }
-        this.next = m.to;
-        this.opts.onGap?.({ from: m.from, to: m.to });
+        this.gap(conn, m.from, m.to);
         return;
       case 'live':
+        this.attempts = 0;
         if (!this.isLive) {
           this.isLive = true;
           this.resolveLive();
@@ -153,6 +153,18 @@ export class SessionAttach extends StreamBase<AttachExit> {
       default:
         return;
     }
+  }
+
+  /** Output from..to is lost: an event, or the end in strict mode (true). */
+  private gap(conn: Connection, from: number, to: number): boolean {
+    if (this.opts.strict) {
+      conn.terminate(new GapError(from, to));
+      return true;
+    }
+    this.next = Math.max(this.next ?? 0, to);
+    this.attempts = 0;
+    this.opts.onGap?.({ from, to });
+    return false;
   }
 
   private onEnd(conn: Connection, code: number, err: LodgeError | undefined): void {

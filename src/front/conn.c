@@ -505,29 +505,34 @@ conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
 	msgpack_sbuffer	 sb;
 	msgpack_packer	 pk;
 	char		*head;
-	size_t		 hlen, hmax;
-	int		 fd, one = 1, rc;
+	size_t		 hlen = 0, hmax;
+	int		 fd, one = 1, rc, legacy;
 
 	if (c->lowat)
 		(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one,
 		    sizeof(one));
+	/* A worker from before versions reads the head from the socket. */
+	legacy = s != NULL && s->proto < 1;
 	hmax = c->head_len + 2 * HTTPHEAD_MAX_HEADERS + 64;
 	if ((head = malloc(hmax)) == NULL)
 		return (-1);
-	if ((hlen = httphead_without_token(&c->h, head, hmax)) == 0 ||
-	    conn_consume(c, c->head_len) == -1 ||
+	if ((!legacy &&
+	    ((hlen = httphead_without_token(&c->h, head, hmax)) == 0 ||
+	    conn_consume(c, c->head_len) == -1)) ||
 	    (fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3)) == -1) {
 		free(head);
 		return (-1);
 	}
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, s == NULL ? 7 : 3);
+	msgpack_pack_map(&pk, s == NULL ? 7 : legacy ? 2 : 3);
 	mpack_kv_str(&pk, "type", type);
 	mpack_kv_bool(&pk, "fd", 1);
-	mpack_str(&pk, "head");
-	msgpack_pack_bin(&pk, hlen);
-	msgpack_pack_bin_body(&pk, head, hlen);
+	if (!legacy) {
+		mpack_str(&pk, "head");
+		msgpack_pack_bin(&pk, hlen);
+		msgpack_pack_bin_body(&pk, head, hlen);
+	}
 	free(head);
 	if (s == NULL) {
 		/* A restricted peer's stream may run only as that peer. */

@@ -190,6 +190,7 @@ struct session {
 	int			 named;
 	int			 responsive;	/* answers within the deadline */
 	int			 acks;		/* acknowledges handoffs */
+	int			 proto;		/* its CTL_PROTO_VERSION */
 	pid_t			 worker_pid;	/* the kernel's word */
 	unsigned long long	 worker_start;	/* its start time, /proc */
 	int64_t			 hello_id;	/* a hello in flight */

@@ -22,6 +22,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -224,6 +225,7 @@ registry_add(const char *id, const char *name, int fd)
 	if ((s = registry_new(id, name)) == NULL)
 		return (NULL);
 	s->acks = 1;		/* a worker of our own template */
+	s->proto = CTL_PROTO_VERSION;
 	if (registry_attach(s, fd) == -1) {
 		s->gone = 1;
 		RB_REMOVE(session_ids, &sessions_by_id, s);
@@ -246,6 +248,7 @@ registry_known(const char *id, const char *name, json_t *obj)
 	if ((s = registry_new(id, name)) == NULL)
 		return (NULL);
 	s->acks = 0;		/* until its hello says otherwise */
+	s->proto = 0;
 	if (obj != NULL) {
 		s->obj = json_incref(obj);
 		s->ready = 1;
@@ -616,6 +619,20 @@ registry_hello_done(struct session *s, const msgpack_object *o)
 			s->named = 1;
 		}
 	}
+	s->proto = 0;
+	if ((v = mpack_get(o, "proto")) != NULL &&
+	    v->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    v->via.u64 < INT_MAX)
+		s->proto = (int)v->via.u64;
+	if (s->proto > CTL_PROTO_VERSION)
+		log_warnx("session %s: its worker speaks control protocol %d, "
+		    "newer than this lodged's %d: what it added is not used",
+		    s->id, s->proto, CTL_PROTO_VERSION);
+	else if (s->proto < CTL_PROTO_VERSION && !s->ready)
+		log_warnx("session %s: its worker, from an earlier lodged, "
+		    "speaks control protocol %d: it is handed connections "
+		    "with their head, token included, in the socket", s->id,
+		    s->proto);
 	if ((v = mpack_get(o, "adoptAcks")) != NULL &&
 	    v->type == MSGPACK_OBJECT_BOOLEAN)
 		s->acks = v->via.boolean;

@@ -71,10 +71,11 @@ control_send_hello(struct worker_fd *wf, int64_t id)
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 5);
+	msgpack_pack_map(&pk, 6);
 	mpack_kv_str(&pk, "type", "reply");
 	mpack_kv_int(&pk, "id", id);
 	mpack_kv_int(&pk, "status", 200);
+	mpack_kv_int(&pk, "proto", CTL_PROTO_VERSION);
 	mpack_kv_bool(&pk, "adoptAcks", 1);
 	mpack_str(&pk, "session");
 	worker_pack_session(&pk);

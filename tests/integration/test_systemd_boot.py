@@ -68,15 +68,17 @@ class Container:
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             preexec_fn=enter_cgroup, start_new_session=True)
         log.close()
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise unittest.SkipTest(
                     "systemd-nspawn cannot boot a container here (exit %s): "
                     "%s" % (self.proc.returncode, self.log_tail()))
-            kids = lt.children_of(self.proc.pid)
-            if kids and self.pid1 is None:
-                self.pid1 = kids[0]
+            # nspawn's child becomes systemd by exec: wait for that
+            self.pid1 = None
+            for kid in lt.children_of(self.proc.pid):
+                if lt.read_text("/proc/%d/comm" % kid).strip() == "systemd":
+                    self.pid1 = kid
             if self.pid1 is not None:
                 r = self.run("systemctl", "is-system-running", check=False)
                 if r.stdout.strip() in ("running", "degraded"):

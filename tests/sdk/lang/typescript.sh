@@ -6,4 +6,5 @@
 npm ci --no-audit --no-fund --loglevel=error &&
 npx tsc -p tsconfig.json &&
 npx tsc -p tsconfig.test.json &&
-timeout 600 "$kit/with-lodged" -- node --test --test-concurrency=1 dist-test/test/*.test.js
+timeout 600 "$kit/with-lodged" -- node --test --test-concurrency=1 --test-force-exit \
+    dist-test/test/*.test.js

@@ -111,7 +111,7 @@ test('attach.detach', async () => {
 });
 
 test('attach.pty', async () => {
-  const s = await sandbox.createSession({ name: name('pty'), command: 'bash', pty: true, cols: 120, rows: 40 });
+  const s = await sandbox.createSession({ name: name('pty'), command: 'bash --norc', pty: true, cols: 120, rows: 40 });
   const out = new Collector();
   const a = sandbox.attachSession(s.id, { cols: 120, rows: 40, onStdout: out.push });
   a.write('echo hello\n');

@@ -23,7 +23,7 @@ function name(p: string): string {
 
 test('session.create', async () => {
   const n = name('create');
-  const s = await sandbox.createSession({ name: n, command: 'bash', workDir: '/tmp', pty: true, cols: 120, rows: 40 });
+  const s = await sandbox.createSession({ name: n, command: 'bash --norc', workDir: '/tmp', pty: true, cols: 120, rows: 40 });
   assert.match(s.id, /^[0-9a-f]{32}$/);
   assert.deepEqual([s.name, s.pty, s.cols, s.rows, s.workDir, s.state], [n, true, 120, 40, '/tmp', 'running']);
   assert.ok(Number.isInteger(s.pid) && s.pid > 0);

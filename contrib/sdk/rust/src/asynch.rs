@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::stream::{SplitSink, SplitStream};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::{watch, Mutex};
@@ -265,27 +265,22 @@ impl Sandbox {
         })
     }
 
-    /// Wait for a session's process to exit.
+    /// Wait for a session's process to exit (the daemon's `/wait` long
+    /// poll, 30 s at a time; `request_timeout` must then exceed 30 s).
     pub async fn wait_session(&self, r: &str) -> Result<ExitStatus> {
-        let s = self.get_session(r).await?;
-        if s.exited() {
-            return Ok(ExitStatus {
-                code: s.exit_code,
-                signal: s.signal,
-                timed_out: false,
-            });
+        let path = format!("/v1/sessions/{}/wait?timeout=30", segment(r));
+        loop {
+            let v = self.json("GET", &path, None).await?;
+            let s: Session =
+                serde_json::from_value(v).map_err(|e| Error::Protocol(e.to_string()))?;
+            if s.exited() {
+                return Ok(ExitStatus {
+                    code: s.exit_code,
+                    signal: s.signal,
+                    timed_out: false,
+                });
+            }
         }
-        let h = self
-            .attach_session(
-                &s.id,
-                SessionAttachOptions {
-                    since: Some(s.output_bytes),
-                    read_only: true,
-                    ..Default::default()
-                },
-            )
-            .await?;
-        h.wait().await
     }
 
     async fn ws(&self, path: &str) -> Result<Ws> {
@@ -344,9 +339,11 @@ impl Sandbox {
         let (done_tx, done) = watch::channel(None);
         let task = tokio::spawn(async move {
             let mut d = Delivery::new(sinks);
-            let end = match pump(&mut rx, &mut d).await {
-                Ok(end) => end,
-                Err(e) => Err(e),
+            let run = std::panic::AssertUnwindSafe(pump(&mut rx, &mut d)).catch_unwind();
+            let end = match run.await {
+                Ok(Ok(end)) => end,
+                Ok(Err(e)) => Err(e),
+                Err(p) => Err(crate::error::panic_message(p)),
             };
             let _ = done_tx.send(Some(end));
         });
@@ -386,61 +383,69 @@ impl Sandbox {
         let reconnects = Arc::new(AtomicU64::new(0));
         let rc = reconnects.clone();
         let task = tokio::spawn(async move {
-            let end = loop {
-                let lost = match pump(&mut rx, &mut d).await {
-                    Ok(end) => break end,
-                    Err(e) => e,
-                };
-                if no_resume {
-                    break Err(lost);
-                }
-                let deadline = tokio::time::Instant::now() + me.cfg.resume_timeout;
-                let mut pause = Duration::from_millis(50);
-                let again = loop {
-                    let q = rest::attach_query(None, None, d.next, read_only);
-                    match me.ws(&(base.clone() + &q)).await {
-                        Ok(w) => {
-                            let (t, mut r) = w.split();
-                            match first_attached(&mut r, &mut d).await {
-                                Ok((_, max)) => {
-                                    bg.replace(t, max).await;
-                                    break Ok(r);
-                                }
-                                Err(
-                                    e @ (Error::ConnectionLost(_)
-                                    | Error::Io(_)
-                                    | Error::Timeout(_)),
-                                ) => {
-                                    if tokio::time::Instant::now() > deadline {
-                                        break Err(e);
+            let run = std::panic::AssertUnwindSafe(async move {
+                loop {
+                    let lost = match pump(&mut rx, &mut d).await {
+                        Ok(end) => break end,
+                        Err(e) => e,
+                    };
+                    if no_resume {
+                        break Err(lost);
+                    }
+                    let deadline = tokio::time::Instant::now() + me.cfg.resume_timeout;
+                    let mut pause = Duration::from_millis(50);
+                    let again = loop {
+                        let q = rest::attach_query(None, None, d.next, read_only);
+                        match me.ws(&(base.clone() + &q)).await {
+                            Ok(w) => {
+                                let (t, mut r) = w.split();
+                                match first_attached(&mut r, &mut d).await {
+                                    Ok((_, max)) => {
+                                        bg.replace(t, max).await;
+                                        break Ok(r);
                                     }
+                                    Err(
+                                        e @ (Error::ConnectionLost(_)
+                                        | Error::Io(_)
+                                        | Error::Timeout(_)),
+                                    ) => {
+                                        if tokio::time::Instant::now() > deadline {
+                                            break Err(e);
+                                        }
+                                    }
+                                    Err(e) => break Err(e),
                                 }
-                                Err(e) => break Err(e),
                             }
+                            Err(
+                                e @ (Error::Io(_)
+                                | Error::Timeout(_)
+                                | Error::ConnectionLost(_)
+                                | Error::Unavailable { .. }),
+                            ) => {
+                                if tokio::time::Instant::now() > deadline {
+                                    break Err(Error::ConnectionLost(format!(
+                                        "resume failed: {e}"
+                                    )));
+                                }
+                            }
+                            Err(e) => break Err(e),
                         }
-                        Err(
-                            e @ (Error::Io(_)
-                            | Error::Timeout(_)
-                            | Error::ConnectionLost(_)
-                            | Error::Unavailable { .. }),
-                        ) => {
-                            if tokio::time::Instant::now() > deadline {
-                                break Err(Error::ConnectionLost(format!("resume failed: {e}")));
-                            }
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(2));
+                    };
+                    match again {
+                        Ok(r) => {
+                            rx = r;
+                            rc.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(e) => break Err(e),
                     }
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_secs(2));
-                };
-                match again {
-                    Ok(r) => {
-                        rx = r;
-                        rc.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(e) => break Err(e),
                 }
-            };
+            });
+            let end = run
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|p| Err(crate::error::panic_message(p)));
             let _ = done_tx.send(Some(end));
         });
         Ok(SessionAttachHandle {

@@ -212,25 +212,28 @@ impl Sandbox {
         Ok(SessionLog { data, start, end })
     }
 
-    /// Wait for a session's process to exit.
+    /// Wait for a session's process to exit (the daemon's `/wait` long
+    /// poll, 30 s at a time).
     pub fn wait_session(&self, r: &str) -> Result<ExitStatus> {
-        let s = self.get_session(r)?;
-        if s.exited() {
-            return Ok(ExitStatus {
-                code: s.exit_code,
-                signal: s.signal,
-                timed_out: false,
-            });
+        let path = format!("/v1/sessions/{}/wait?timeout=30", segment(r));
+        loop {
+            let resp = self
+                .req("GET", &path)
+                .timeout(Duration::from_secs(30) + self.cfg.connect_timeout * 2)
+                .call()
+                .map_err(http_error)?;
+            let mut buf = Vec::new();
+            resp.into_reader().read_to_end(&mut buf)?;
+            let s: Session = serde_json::from_slice(&buf)
+                .map_err(|e| Error::Protocol(format!("bad JSON reply: {e}")))?;
+            if s.exited() {
+                return Ok(ExitStatus {
+                    code: s.exit_code,
+                    signal: s.signal,
+                    timed_out: false,
+                });
+            }
         }
-        let h = self.attach_session(
-            &s.id,
-            SessionAttachOptions {
-                since: Some(s.output_bytes),
-                read_only: true,
-                ..Default::default()
-            },
-        )?;
-        h.wait()
     }
 
     fn ws(&self, path: &str) -> Result<(WebSocket<Shared>, Shared)> {

@@ -237,3 +237,23 @@ async fn async_cancel() {
     assert_eq!(sb.get_session(&s.id).await.unwrap().state, "running");
     sb.delete_session(&s.id).await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_callback_panics() {
+    // a panicking callback ends the stream, never an exit
+    let _g = serial();
+    let h = sandbox()
+        .await
+        .exec_stream(ExecStreamOptions {
+            command: "echo x; exec sleep 600".into(),
+            on_stdout: Some(Arc::new(|_| panic!("callback fails"))),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let r = h.wait().await;
+    assert!(
+        matches!(&r, Err(Error::CallbackPanicked(m)) if m == "callback fails"),
+        "{r:?}"
+    );
+}

@@ -827,3 +827,15 @@ fn error_unknown_code() {
         (Some("teapot"), Some(418), Some("m"))
     );
 }
+
+#[test]
+fn stream_callback_panics() {
+    // a panicking callback ends the stream, never an exit
+    let mut o = st("echo x; exec sleep 600");
+    o.on_stdout = Some(Arc::new(|_| panic!("callback fails")));
+    let r = sandbox().exec_stream(o).unwrap().wait();
+    assert!(
+        matches!(&r, Err(Error::CallbackPanicked(m)) if m == "callback fails"),
+        "{r:?}"
+    );
+}

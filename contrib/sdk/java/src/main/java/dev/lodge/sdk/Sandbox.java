@@ -87,8 +87,8 @@ public final class Sandbox {
 		HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path));
 		if (token != null)
 			b.header("Authorization", "Bearer " + token);
-		if (requestTimeout != null)
-			b.timeout(requestTimeout);
+		if (requestTimeout != null) // a long poll's own wait is not the reply's delay
+			b.timeout(path.contains("/wait?") ? requestTimeout.plusSeconds(31) : requestTimeout);
 		if (json != null) {
 			b.header("Content-Type", "application/json");
 			b.method(method, HttpRequest.BodyPublishers.ofString(Json.write(json)));
@@ -281,8 +281,9 @@ public final class Sandbox {
 	}
 
 	/**
-	 * Waits for a session's exit, attaching read-only from its current
-	 * output offset; an exited session answers at once.
+	 * Waits for a session's exit by the daemon's long poll ({@code GET
+	 * /v1/sessions/{ref}/wait}, repeated every 30 s); an exited session
+	 * answers at once. An interrupt ends it with its connection.
 	 */
 	public ExecExitInfo waitSession(String ref) {
 		return waitSession(ref, null);
@@ -290,26 +291,27 @@ public final class Sandbox {
 
 	/** {@link #waitSession(String)} for at most {@code timeout} ({@link LodgeTimeoutException}). */
 	public ExecExitInfo waitSession(String ref, Duration timeout) {
-		Session s = getSession(ref);
-		if (!s.isRunning())
-			return new ExecExitInfo(s.exitCode, s.signal, false);
-		SessionAttachHandle h = attachSession(ref, new SessionAttachOptions().setReadOnly(true)
-		    .setSince(s.outputBytes));
-		try {
-			return h.waitForExit(timeout);
-		} finally {
-			if (!h.exitFuture().isDone())
-				h.detach();
+		long end = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+		for (;;) {
+			double left = timeout == null ? 30 : Math.min(30, Math.max(0, (end - System.nanoTime()) / 1e9));
+			Session s = call("GET", waitPath(ref, left), null, r -> new Session(object(r)));
+			if (!s.isRunning())
+				return new ExecExitInfo(s.exitCode, s.signal, false);
+			if (System.nanoTime() >= end)
+				throw new LodgeTimeoutException("the session still runs after " + timeout);
 		}
+	}
+
+	private static String waitPath(String ref, double seconds) {
+		return "/v1/sessions/" + encode(ref) + "/wait?timeout=" + String.format(java.util.Locale.ROOT, "%.3f", seconds);
 	}
 
 	/** {@link #waitSession(String)} as a future. */
 	public CompletableFuture<ExecExitInfo> waitSessionAsync(String ref) {
-		return getSessionAsync(ref).thenCompose(s -> {
+		return callAsync("GET", waitPath(ref, 30), null, r -> new Session(object(r))).thenCompose(s -> {
 			if (!s.isRunning())
 				return CompletableFuture.completedFuture(new ExecExitInfo(s.exitCode, s.signal, false));
-			return attachSessionAsync(ref, new SessionAttachOptions().setReadOnly(true)
-			    .setSince(s.outputBytes)).thenCompose(SessionAttachHandle::exitFuture);
+			return waitSessionAsync(ref);
 		});
 	}
 

@@ -223,6 +223,63 @@ class AttachTest {
 	}
 
 	@Test
+	void attachResume() throws Exception { // attach.resume
+		String n = Kit.name("resume");
+		sandbox.createSession(new CreateSessionOptions().setName(n).setCommand("sleep 1; seq 1 1000000")
+		    .setBufferSize(8 << 20));
+		Sandbox p = Kit.proxied();
+		Kit.control("cut-after 1000000");
+		Record r = new Record();
+		String want = seq(1, 1000000);
+		java.util.concurrent.atomic.AtomicReference<SessionAttachHandle> hr = new java.util.concurrent.atomic.AtomicReference<>();
+		List<String> bad = new CopyOnWriteArrayList<>();
+		SessionAttachOptions o = r.options();
+		OutputListener prev = o.onOutput;
+		o.setOnOutput((s, off, d) -> {
+			prev.onOutput(s, off, d);
+			String got = new String(d, StandardCharsets.UTF_8);
+			// each chunk checked where it arrives, to say which one was wrong
+			if (!want.regionMatches((int) off, got, 0, d.length)) {
+				int k = 0;
+				while (want.charAt((int) off + k) == got.charAt(k))
+					k++;
+				SessionAttachHandle hh = hr.get();
+				bad.add("off=" + off + " len=" + d.length + " firstbad=" + k + " reconnects="
+				    + (hh == null ? -1 : hh.reconnects()) + " want=" + want.substring((int) off + k, (int) off + k + 20).replace('\n', ' ')
+				    + " got=" + got.substring(k, Math.min(got.length(), k + 20)).replace('\n', ' '));
+			}
+		});
+		SessionAttachHandle h = p.attachSession(n, o);
+		hr.set(h);
+		assertEquals(0, h.waitForExit().code);
+		assertEquals(List.of(), bad, "chunks whose bytes are not the output at their offset");
+		assertEquals(0, r.checkContiguous(0));
+		assertText(want, r.text());
+		assertTrue(h.reconnects() >= 3, "reconnects " + h.reconnects());
+	}
+
+	@Test
+	void attachResumeCuts() throws Exception { // attach.resume.cuts
+		String n = Kit.name("cuts");
+		sandbox.createSession(new CreateSessionOptions().setName(n).setBufferSize(4 << 20)
+		    .setCommand("for i in $(seq 1 40); do seq $((i*1000)) $((i*1000+999)); sleep 0.1; done"));
+		Sandbox p = Kit.proxied();
+		Record r = new Record();
+		SessionAttachHandle h = p.attachSession(n, r.options());
+		for (int i = 0; i < 3; i++) {
+			Thread.sleep(1000);
+			Kit.control("cut");
+		}
+		assertEquals(0, h.waitForExit().code);
+		StringBuilder want = new StringBuilder();
+		for (int i = 1; i <= 40; i++)
+			want.append(seq(i * 1000, i * 1000 + 999));
+		assertEquals(0, r.checkContiguous(0));
+		assertText(want.toString(), r.text());
+		assertTrue(h.reconnects() >= 1, "reconnects " + h.reconnects());
+	}
+
+	@Test
 	void attachResumeGap() { // attach.resume.gap
 		String n = Kit.name("gap");
 		sandbox.createSession(new CreateSessionOptions().setName(n).setBufferSize(4096)

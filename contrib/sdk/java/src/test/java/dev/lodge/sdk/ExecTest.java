@@ -107,6 +107,26 @@ class ExecTest {
 	}
 
 	@Test
+	void execInterrupted() throws Exception { // an interrupted thread ends the call promptly
+		java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+		Thread t = new Thread(() -> {
+			try {
+				sandbox.exec("sleep 30");
+			} catch (Throwable e) {
+				thrown.set(e);
+			}
+		});
+		t.start();
+		Thread.sleep(500);
+		long t0 = System.nanoTime();
+		t.interrupt();
+		t.join(10000);
+		assertFalse(t.isAlive(), "the call still runs");
+		assertInstanceOf(LodgeInterruptedException.class, thrown.get());
+		assertTrue(System.nanoTime() - t0 < 10_000_000_000L);
+	}
+
+	@Test
 	void execStdin() { // exec.stdin
 		assertEquals("abc", sandbox.exec(new ExecOptions().setArgs(List.of("cat")).setStdin("abc")).stdout);
 	}

@@ -1,0 +1,81 @@
+package dev.lodge.sdk;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The SDK's benchmark against LODGE_URL and LODGE_TOKEN: prints one JSON
+ * line with exec p50/p99 (2,000 sequential {@code /bin/true}), the
+ * throughput of a 1 GiB exec stream, and the PTY keystroke round trip
+ * (2,000 one-byte echoes). Run: {@code mvn -q compile exec:java}.
+ */
+public final class Bench {
+	private Bench() {
+	}
+
+	private static long pct(long[] v, double p) {
+		long[] s = v.clone();
+		Arrays.sort(s);
+		return s[Math.min(s.length - 1, (int) Math.floor(p * s.length))];
+	}
+
+	/** Runs the benchmark and prints its JSON line. */
+	public static void main(String[] argv) throws Exception {
+		int n = argv.length > 0 ? Integer.parseInt(argv[0]) : 2000;
+		Sandbox sb = Sandbox.connect();
+		ExecOptions t = new ExecOptions().setArgs(List.of("/bin/true"));
+		for (int i = 0; i < 200; i++) // warm the JIT and the connection
+			sb.exec(t);
+		long[] ex = new long[n];
+		for (int i = 0; i < n; i++) {
+			long t0 = System.nanoTime();
+			sb.exec(t);
+			ex[i] = (System.nanoTime() - t0) / 1000;
+		}
+
+		AtomicLong bytes = new AtomicLong();
+		long t0 = System.nanoTime();
+		ExecExitInfo x = sb.execStream(new ExecStreamOptions().setCommand("head -c 1073741824 /dev/zero")
+		    .setOnStdout(b -> bytes.addAndGet(b.length))).waitForExit();
+		double secs = (System.nanoTime() - t0) / 1e9;
+		if (x.code == null || x.code != 0 || bytes.get() != 1L << 30)
+			throw new IllegalStateException("stream: " + x + " " + bytes.get());
+		double gbps = bytes.get() * 8 / secs / 1e9;
+
+		String name = "bench-java-" + UUID.randomUUID().toString().substring(0, 8);
+		sb.createSession(new CreateSessionOptions().setName(name).setPty(true)
+		    .setCommand("stty raw -echo && printf R && exec cat"));
+		BlockingQueue<byte[]> q = new ArrayBlockingQueue<>(4096);
+		SessionAttachHandle h = sb.attachSession(name, new SessionAttachOptions().setOnStdout(q::add));
+		long[] key = new long[n];
+		try {
+			StringBuilder seen = new StringBuilder();
+			while (seen.indexOf("R") < 0) {
+				byte[] b = q.poll(30, TimeUnit.SECONDS);
+				if (b == null)
+					throw new IllegalStateException("no R");
+				seen.append(new String(b, java.nio.charset.StandardCharsets.ISO_8859_1));
+			}
+			byte[] one = {'k'};
+			for (int i = 0; i < n; i++) {
+				long k0 = System.nanoTime();
+				h.write(one);
+				byte[] b = q.poll(30, TimeUnit.SECONDS);
+				if (b == null)
+					throw new IllegalStateException("no echo");
+				key[i] = (System.nanoTime() - k0) / 1000;
+			}
+		} finally {
+			h.detach();
+			sb.deleteSession(name);
+		}
+		System.out.printf(java.util.Locale.ROOT,
+		    "{\"sdk\":\"java\",\"exec_p50_us\":%d,\"exec_p99_us\":%d,\"stream_gbps\":%.2f,\"key_p50_us\":%d,\"key_p99_us\":%d}%n",
+		    pct(ex, 0.50), pct(ex, 0.99), gbps, pct(key, 0.50), pct(key, 0.99));
+	}
+}

@@ -141,7 +141,10 @@ def our_bashes() -> Set[int]:
         p = todo.pop()
         todo += kids.get(p, [])
         try:
-            if _stat(p)[0] == "bash":
+            st = _stat(p)
+            # a shell a session or stream started, not a subshell of one
+            # (a .bashrc forks some while it starts)
+            if st[0] == "bash" and _stat(int(st[2]))[0] != "bash":
                 found.add(p)
         except OSError:
             pass

@@ -53,25 +53,25 @@ static const int	 statuses[] = {
 };
 #define NSTATUSES	(sizeof(statuses) / sizeof(statuses[0]))
 
-static const char *const counter_name[METRIC_NCOUNTERS] = {
-	[M_EXECS_STARTED] = "lodged_execs_started_total",
-	[M_EXEC_STREAMS_STARTED] = "lodged_exec_streams_started_total",
-	[M_SESSIONS_CREATED] = "lodged_sessions_created_total",
-	[M_SESSIONS_REDISCOVERED] = "lodged_sessions_rediscovered_total",
-	[M_ATTACHES] = "lodged_attaches_total",
-	[M_LOGS] = "lodged_session_logs_total",
-	[M_CONNECTIONS] = "lodged_connections_accepted_total",
-};
-
-static const char *const counter_help[METRIC_NCOUNTERS] = {
-	[M_EXECS_STARTED] = "POST /v1/exec calls handed to the template",
-	[M_EXEC_STREAMS_STARTED] = "exec streams handed to a worker",
-	[M_SESSIONS_CREATED] = "sessions created",
-	[M_SESSIONS_REDISCOVERED] =
-	    "sessions found again from the runtime directory at start",
-	[M_ATTACHES] = "attach connections handed to a worker",
-	[M_LOGS] = "log requests handed to a worker",
-	[M_CONNECTIONS] = "connections accepted",
+/* Each counter's name and help, in one place. */
+static const struct {
+	const char	*name;
+	const char	*help;
+} counters[METRIC_NCOUNTERS] = {
+	[M_EXECS_STARTED] = { "lodged_execs_started_total",
+	    "POST /v1/exec calls handed to the template" },
+	[M_EXEC_STREAMS_STARTED] = { "lodged_exec_streams_started_total",
+	    "exec streams handed to a worker" },
+	[M_SESSIONS_CREATED] = { "lodged_sessions_created_total",
+	    "sessions created" },
+	[M_SESSIONS_REDISCOVERED] = { "lodged_sessions_rediscovered_total",
+	    "sessions found again from the runtime directory at start" },
+	[M_ATTACHES] = { "lodged_attaches_total",
+	    "attach connections handed to a worker" },
+	[M_LOGS] = { "lodged_session_logs_total",
+	    "log requests handed to a worker" },
+	[M_CONNECTIONS] = { "lodged_connections_accepted_total",
+	    "connections accepted" },
 };
 
 static const char *const limit_name[METRIC_NLIMITS] = {
@@ -293,8 +293,8 @@ metrics_render(size_t *lenp)
 	    (unsigned long long)g.output);
 
 	for (i = 0; i < METRIC_NCOUNTERS; i++) {
-		text_family(&t, counter_name[i], "counter", counter_help[i]);
-		text_add(&t, "%s %llu\n", counter_name[i],
+		text_family(&t, counters[i].name, "counter", counters[i].help);
+		text_add(&t, "%s %llu\n", counters[i].name,
 		    (unsigned long long)m.counter[i]);
 	}
 	render_failed(&t, "lodged_execs_failed_total",

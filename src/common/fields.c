@@ -65,8 +65,12 @@ fields_object_name(const msgpack_object *v)
 static int
 fields_integral(double d)
 {
-	/* Also false for NaN and the infinities. */
-	return (d >= -9.3e18 && d <= 9.3e18 && d == (double)(int64_t)d);
+	/*
+	 * [-2^63, 2^63): the doubles an int64_t can hold, so the cast
+	 * below is defined. Also false for NaN and the infinities.
+	 */
+	return (d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
+	    d == (double)(int64_t)d);
 }
 
 static int

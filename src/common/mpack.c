@@ -239,8 +239,10 @@ mpack_get_int(const msgpack_object *o, const char *key, int64_t min,
 	else if (v->type == MSGPACK_OBJECT_FLOAT64 ||
 	    v->type == MSGPACK_OBJECT_FLOAT32) {
 		/* JSON clients may send 80.0 for 80. */
+		/* Compared before the cast: (double)INT64_MAX is 2^63. */
 		if (!isfinite(v->via.f64) || v->via.f64 != floor(v->via.f64) ||
-		    v->via.f64 < (double)min || v->via.f64 > (double)max)
+		    v->via.f64 < -9223372036854775808.0 ||
+		    v->via.f64 >= 9223372036854775808.0)
 			return (-1);
 		n = (int64_t)v->via.f64;
 	} else

@@ -962,15 +962,18 @@ registry_kill_cb(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(front->ctx, 0, &s->sul_kill, registry_kill_cb, next);
 }
 
-/* The worker is gone for good: answer everyone, forget it and its files. */
+/*
+ * The worker is gone for good: forget its files, then answer everyone
+ * (a client told 204 never finds the socket still there), and forget it.
+ */
 static void
 registry_finish(struct session *s)
 {
-	registry_answer_gone(s);
 	if (!front->quit) {
 		registry_unlink_socket(s->id);
 		record_remove(s->id);
 	}
+	registry_answer_gone(s);
 	if (!s->gone && s->ready && !front->quit)
 		log_info("session %s: worker gone", s->id);
 	registry_remove(s);
@@ -1119,11 +1122,11 @@ registry_closed(struct session *s)
 	lws_sul_cancel(&s->sul_handoff);
 	s->hello_id = s->probe_id = 0;
 	if (s->gone) {
-		registry_answer_gone(s);
 		if (!front->quit) {
 			registry_unlink_socket(s->id);
 			record_remove(s->id);
 		}
+		registry_answer_gone(s);
 		registry_free(s);
 		return;
 	}

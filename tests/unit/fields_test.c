@@ -69,6 +69,13 @@ static void v_neg(msgpack_packer *pk) { msgpack_pack_int(pk, -3); }
 static void v_f80(msgpack_packer *pk) { msgpack_pack_double(pk, 80.0); }
 static void v_f95(msgpack_packer *pk) { msgpack_pack_double(pk, 9.5); }
 static void v_nan(msgpack_packer *pk) { msgpack_pack_double(pk, NAN); }
+/* Just outside int64_t: converting them would be undefined. */
+static void v_2p63(msgpack_packer *pk) { msgpack_pack_double(pk,
+	9223372036854775808.0); }
+static void v_m2p63x(msgpack_packer *pk) { msgpack_pack_double(pk,
+	-9223372036854777856.0); }
+static void v_m2p63(msgpack_packer *pk) { msgpack_pack_double(pk,
+	-9223372036854775808.0); }
 static void v_true(msgpack_packer *pk) { msgpack_pack_true(pk); }
 static void v_nil(msgpack_packer *pk) { msgpack_pack_nil(pk); }
 static void v_bin(msgpack_packer *pk) { msgpack_pack_bin(pk, 1);
@@ -215,6 +222,12 @@ test_types(void **state)
 	    -1);
 	assert_int_equal(t_check(t_map("cols", 4, v_f80), why, sizeof(why)),
 	    0);
+	assert_int_equal(t_check(t_map("cols", 4, v_2p63), why, sizeof(why)),
+	    -1);
+	assert_int_equal(t_check(t_map("cols", 4, v_m2p63x), why,
+	    sizeof(why)), -1);
+	assert_int_equal(t_check(t_map("cols", 4, v_m2p63), why,
+	    sizeof(why)), 0);
 	assert_int_equal(t_check(t_map("cols", 4, v_neg), why, sizeof(why)),
 	    0);		/* ranges are the decoder's */
 	assert_int_equal(t_check(t_map("cols", 4, v_nil), why, sizeof(why)),

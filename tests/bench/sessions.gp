@@ -1,13 +1,13 @@
 # sessions.gp: B6's memory and create time against the number of sessions.
 # make bench runs:
-#   gnuplot -e "datafile='bench/sessions.dat'; outfile='bench/sessions.png'" \
-#       bench/sessions.gp
+#   gnuplot -e "datafile='tests/bench/sessions.dat'; outfile='tests/bench/sessions.png'" \
+#       tests/bench/sessions.gp
 # sessions.dat columns: 1 sessions, 2 worker PSS total (MiB), 3 worker PSS
 # avg (kB), 4 create p50 (ms, sessions created since the previous level),
 # 5 create total (s), 6 dtach masters' PSS for as many sessions (MiB),
 # 7 GET /v1/sessions p99 (ms), 8 posix_spawn + waitpid p50 (ms).
-if (!exists("datafile")) datafile = 'bench/sessions.dat'
-if (!exists("outfile")) outfile = 'bench/sessions.png'
+if (!exists("datafile")) datafile = 'tests/bench/sessions.dat'
+if (!exists("outfile")) outfile = 'tests/bench/sessions.png'
 set terminal pngcairo size 960,600 font ",10" noenhanced
 set output outfile
 set title "lodged B6: idle PTY sessions running cat (medians over runs)"

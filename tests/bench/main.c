@@ -43,7 +43,7 @@ volatile int		 bench_interrupted;
 static pid_t		 lodged_pid = -1;
 char			 bench_workdir[256];	/* temp: run dir, log, dtach */
 static char		 rundir[300];
-static const char	*outdir = "bench";
+static const char	*outdir = "tests/bench";
 static int		 max_sessions = 1000;
 
 /* ---- sessions made by the bench ---- */

@@ -1,8 +1,11 @@
 /*
- * notify.c: lodged under systemd: readiness and socket activation.
+ * notify.c: lodged under systemd: readiness, watchdog and socket activation.
  *
  * READY=1 goes to $NOTIFY_SOCKET once every listener is up; with socket
  * activation the TCP listeners come from LISTEN_FDS instead of --listen.
+ * Under WatchdogSec=, WATCHDOG=1 goes out from the event loop itself at
+ * half the interval, so a front whose loop is stuck stops sending it and
+ * the service manager restarts it (sessions live on in their workers).
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -17,13 +20,29 @@
 #include "front.h"
 #include "log.h"
 
+static lws_sorted_usec_list_t	notify_sul_watchdog;
+static lws_usec_t		notify_watchdog_every;
+
+static void
+notify_watchdog_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sd_notify(0, "WATCHDOG=1");
+	lws_sul_schedule(front->ctx, 0, sul, notify_watchdog_cb,
+	    notify_watchdog_every);
+}
+
 void
 notify_ready(void)
 {
-	int	rc;
+	uint64_t	usec;
+	int		rc;
 
 	if ((rc = sd_notify(0, "READY=1")) < 0)
 		log_warnx("sd_notify: %s", strerror(-rc));
+	if (sd_watchdog_enabled(0, &usec) > 0 && usec >= 2) {
+		notify_watchdog_every = (lws_usec_t)(usec / 2);
+		notify_watchdog_cb(&notify_sul_watchdog);
+	}
 }
 
 void

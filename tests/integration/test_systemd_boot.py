@@ -342,6 +342,41 @@ class TestSystemdBoot(lt.LodgeTestMixin, unittest.IsolatedAsyncioTestCase):
                                        check=False).returncode != 0,
                     timeout=20, what="session child gone with its scope")
 
+    async def test_watchdog_restarts_a_stuck_front(self):
+        """WatchdogSec=: the front's pings from its event loop keep it
+        running past many intervals; a front whose loop stops (SIGSTOP)
+        misses them and is restarted, its sessions kept."""
+        self.c.write("/etc/systemd/system/lodged.service.d/watchdog.conf",
+                     "[Service]\nWatchdogSec=4s\nTimeoutAbortSec=2s\n")
+        self.c.run("systemctl", "daemon-reload")
+        self.systemctl("start", "lodged.service")
+        self.wait_active()
+        self.assertEqual(self.systemctl("show", "-P", "WatchdogUSec",
+                                        "lodged.service").stdout.strip(),
+                         "4s")
+        s = self.d.json("POST", "/v1/sessions",
+                        {"name": "kept", "args": ["sleep", "600"]},
+                        expect=201)
+        old = self.main_pid()
+        # three intervals without a restart: the pings arrive
+        await asyncio.sleep(12)
+        self.assertEqual(self.main_pid(), old)
+        self.assertEqual(self.systemctl("show", "-P", "NRestarts",
+                                        "lodged.service").stdout.strip(),
+                         "0")
+        self.c.run("kill", "-STOP", str(old))
+        await asyncio.get_running_loop().run_in_executor(
+            None, self.wait_active, old)
+        self.assertEqual(self.systemctl("show", "-P", "NRestarts",
+                                        "lodged.service").stdout.strip(),
+                         "1")
+        msgs = [j.get("MESSAGE", "") for j in self.journal()]
+        self.assertTrue(any("Watchdog timeout" in m for m in msgs),
+                        msgs[-20:])
+        got = self.d.json("GET", "/v1/sessions/kept")
+        self.assertEqual(got["pid"], s["pid"])
+        self.assertEqual(got["state"], "running")
+
     async def test_socket_activation(self):
         """lodged.socket: the first connection starts the service; the
         socket stays open across a restart of the service."""

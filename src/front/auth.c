@@ -28,6 +28,8 @@
 
 #include <libwebsockets.h>
 
+#include <systemd/sd-daemon.h>
+
 #include "front.h"
 #include "log.h"
 
@@ -169,6 +171,7 @@ auth_init(void)
 		    front->conf.token_file, 0) == 0 ? 0 : -1);
 	if ((env = getenv("LODGE_TOKEN")) != NULL && env[0] != '\0') {
 		rc = auth_set(env, strlen(env), "LODGE_TOKEN");
+		front->token_from_env = 1;
 		/* Workers start with our environment: not with the token. */
 		explicit_bzero((char *)env, strlen(env));
 		(void)unsetenv("LODGE_TOKEN");
@@ -180,6 +183,40 @@ auth_init(void)
 	if (rc == -1)
 		return (-1);
 	return (auth_generate(name));
+}
+
+/*
+ * SIGHUP: read the token again from where it came from (--token-file or
+ * RUNDIR/token), so an operator rotates it by writing the file and
+ * reloading.  A file refused keeps the token in use; connections already
+ * authenticated stay.
+ */
+void
+auth_reload(void)
+{
+	char	name[600];
+	int	rc;
+
+	(void)sd_notify(0, "RELOADING=1");
+	if (front->conf.no_auth)
+		log_info("reload: --no-auth, no token to read");
+	else if (front->conf.token_file[0] != '\0') {
+		if (auth_read(AT_FDCWD, front->conf.token_file,
+		    front->conf.token_file, 0) == 0)
+			log_info("reload: token read from %s",
+			    front->conf.token_file);
+		else
+			log_warnx("reload: the token in use is kept");
+	} else if (front->token_from_env)
+		log_info("reload: the token came from LODGE_TOKEN; kept");
+	else {
+		snprintf(name, sizeof(name), "%s/token", front->conf.rundir);
+		if ((rc = auth_read(front->rundir_fd, "token", name, 0)) == 0)
+			log_info("reload: token read from %s", name);
+		else
+			log_warnx("reload: the token in use is kept");
+	}
+	(void)sd_notify(0, "READY=1");
 }
 
 /* 1 when the request may pass: a Unix socket, --no-auth, or the token. */

@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <signal.h>
+
 #include <libwebsockets.h>
 #include <msgpack.h>
 
@@ -65,11 +67,13 @@ struct front {
 	char			 worker[1024];	/* lodged-worker, the template */
 	char			 token[128];
 	size_t			 token_len;
+	int			 token_from_env;
 	int			 records_fd;	/* RUNDIR/registry */
 	int			 rundir_fd;	/* RUNDIR, checked at start */
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
 	int			 quit;
+	volatile sig_atomic_t	 reload;	/* SIGHUP: read the token again */
 };
 
 extern struct front	*front;
@@ -333,6 +337,7 @@ void	exec_conn_closed(struct exec_call *);
 
 /* auth.c */
 int	auth_init(void);
+void	auth_reload(void);
 int	auth_check(const struct httphead *);
 int	auth_tokenless(const struct listener *);
 int	auth_host_allowed(const struct listener *, const struct httphead *);

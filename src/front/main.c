@@ -367,7 +367,12 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 static void
 front_signal(int sig)
 {
-	(void)sig;
+	if (front != NULL && sig == SIGHUP) {
+		front->reload = 1;
+		if (front->ctx != NULL)
+			lws_cancel_service(front->ctx);
+		return;
+	}
 	if (front != NULL) {
 		front->quit = 1;
 		if (front->ctx != NULL)
@@ -523,6 +528,7 @@ main(int argc, char **argv)
 	/* lws sets SIGPIPE to ignored; ours are set again for clarity. */
 	signal(SIGTERM, front_signal);
 	signal(SIGINT, front_signal);
+	signal(SIGHUP, front_signal);
 
 	/* Socket activation replaces --listen. */
 	activated = notify_listeners();
@@ -547,8 +553,13 @@ main(int argc, char **argv)
 	setproctitle("front");
 	notify_ready();
 
-	while (!front->quit)
+	while (!front->quit) {
 		(void)uv_run(&front_loop, UV_RUN_ONCE);
+		if (front->reload) {
+			front->reload = 0;
+			auth_reload();
+		}
+	}
 	notify_stopping();
 	log_info("exiting; sessions keep running");
 	(void)unlink(path);

@@ -7,6 +7,7 @@ Run: /usr/bin/python3 tests/integration/test_badinput.py
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -510,6 +511,74 @@ class TestOptions(lt.LodgeTestMixin, unittest.IsolatedAsyncioTestCase):
         self.assertEqual(d.request("GET", "/v1/sessions").status, 200)
         self.assertEqual(d.request("GET", "/v1/sessions",
                                    token="nope").status, 401)
+
+    def _write_token(self, path, token, mode=0o600):
+        tmp = path + ".new"
+        with open(tmp, "w") as f:
+            f.write(token + "\n")
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+
+    def _reload(self, d, says):
+        """SIGHUP the front; wait for its log to say what it did."""
+        with open(d.logpath, "rb") as f:
+            seen = len(f.read())
+        d.proc.send_signal(signal.SIGHUP)
+
+        def said():
+            with open(d.logpath, "rb") as f:
+                return says.encode() in f.read()[seen:]
+        lt.wait_for(said, what="the front to log %r" % says)
+
+    async def test_token_reload(self):
+        """SIGHUP reads the token again from --token-file: the new one
+        works, the old one is refused, a client attached with the old one
+        stays; a file refused on reload keeps the token in use."""
+        fd, path = tempfile.mkstemp(prefix="lodge-test-tok-")
+        os.close(fd)
+        self.addCleanup(os.unlink, path)
+        self._write_token(path, "first-token-0123456789ab")
+        d = self.start_daemon(token_file=path)
+        s = d.json("POST", "/v1/sessions", {"args": ["cat"]}, expect=201)
+        ws = await lt.WSClient.connect(d, s["id"])
+        await ws.handshake()
+        self._write_token(path, "second-token-0123456789ab")
+        self._reload(d, "reload: token read from")
+        self.assertEqual(d.request("GET", "/v1/sessions",
+                                   token="second-token-0123456789ab").status,
+                         200)
+        self.assertEqual(d.request("GET", "/v1/sessions",
+                                   token="first-token-0123456789ab").status,
+                         401)
+        await ws.stdin(b"still here\n")
+        await ws.wait_output(b"still here\n")
+        await ws.close()
+        # a file others may read is refused: the token in use stays
+        self._write_token(path, "third-token-0123456789abc", mode=0o644)
+        self._reload(d, "reload: the token in use is kept")
+        self.assertEqual(d.request("GET", "/v1/sessions",
+                                   token="second-token-0123456789ab").status,
+                         200)
+        self.assertEqual(d.request("GET", "/v1/sessions",
+                                   token="third-token-0123456789abc").status,
+                         401)
+        self.assertIsNone(d.proc.poll())
+
+    async def test_token_reload_from_rundir(self):
+        """Without --token-file, SIGHUP reads RUNDIR/token again; a token
+        from LODGE_TOKEN is kept as it is."""
+        d = self.start_daemon()
+        path = os.path.join(d.rundir, "token")
+        self._write_token(path, "rotated-token-0123456789")
+        self._reload(d, "reload: token read from")
+        self.assertEqual(d.request("GET", "/v1/sessions",
+                                   token="rotated-token-0123456789").status,
+                         200)
+        e = self.start_daemon(env={"LODGE_TOKEN": "env-token-abcdef0123456"})
+        self._reload(e, "came from LODGE_TOKEN; kept")
+        self.assertEqual(e.request("GET", "/v1/sessions",
+                                   token="env-token-abcdef0123456").status,
+                         200)
 
 
 if __name__ == "__main__":

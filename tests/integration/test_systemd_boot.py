@@ -254,6 +254,19 @@ class TestSystemdBoot(lt.LodgeTestMixin, unittest.IsolatedAsyncioTestCase):
         want = "listening on 127.0.0.1:%d" % self.port
         self.assertIn(want, msgs, msgs)
         self.assertEqual(msgs[want], "6")
+        # systemctl reload reads RUNDIR/token again: a rotated token
+        tok = self.c.path("/run/lodge/token")
+        with open(tok + ".new", "w") as f:
+            f.write("rotated-by-the-operator-0123\n")
+        os.chmod(tok + ".new", 0o600)
+        os.replace(tok + ".new", tok)
+        self.systemctl("reload", "lodged.service")
+        lt.wait_for(lambda: self.d.request(
+            "GET", "/v1/sessions",
+            token="rotated-by-the-operator-0123").status == 200,
+            timeout=10, what="the rotated token to work")
+        self.assertEqual(self.systemctl("is-active", "lodged.service")
+                         .stdout.strip(), "active")
 
     async def test_sessions_survive_restart_and_kill(self):
         """Sessions survive systemctl restart and systemctl kill -s KILL

@@ -14,6 +14,7 @@ Run: LODGED=$PWD/lodged /usr/bin/python3 tests/integration/test_chaos.py
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -237,7 +238,20 @@ class TestChaos(lt.DaemonPerTest):
                         t.cancel()
                 await a.c.close()
 
-    async def _wait_echo(self, a, line, timeout=20):
+    @staticmethod
+    def _queues(a):
+        """Both ends of a client's TCP connection as ss(8) sees them (the
+        kernel's queues tell a slow reader from a silent writer)."""
+        try:
+            port = a.c.ws.transport.get_extra_info("sockname")[1]
+            r = subprocess.run(["ss", "-tnpio", "( sport = :%d or dport = "
+                                ":%d )" % (port, port)],
+                               capture_output=True, text=True, timeout=10)
+            return r.stdout.strip() or r.stderr.strip()
+        except Exception as e:   # noqa: B902
+            return "(ss: %r)" % (e,)
+
+    async def _wait_echo(self, a, line, timeout=60):
         needle = line + b"\n"
         deadline = time.monotonic() + timeout
         while needle not in a.c.output_since(max(0, (a.c.end_offset or 0)
@@ -248,12 +262,14 @@ class TestChaos(lt.DaemonPerTest):
                 inlog = set(rl.check_counter(r.body, start_at_one=False)[1])
                 self.fail("client %d: %r not echoed; error %s; typed and "
                           "missing from its output: %r; from the log: %r; "
-                          "client at offset %s, log end %s" % (
+                          "client at offset %s, log end %s; its "
+                          "connection: %s" % (
                               a.i, line, a.error,
                               [t for t in a.typed if t not in got],
                               [t for t in a.typed if t not in inlog],
                               a.c.end_offset,
-                              r.headers.get("lodge-log-end")))
+                              r.headers.get("lodge-log-end"),
+                              self._queues(a)))
             if a.reader.done():
                 self.fail("client %d: reader ended: %s" % (a.i, a.error))
             await asyncio.sleep(0.05)

@@ -170,6 +170,13 @@ void	 bench_b5(void);
 void	 bench_b6(void);
 void	 bench_b7(void);
 void	 write_sessions_dat(const char *outdir);
+
+/* the measurements B1, B2 and B4 share with the SDK figures (sdkmode.c) */
+void	 exec_latency(struct http *, struct samples *, int n);
+double	 exec_stream(char *const argv[], uint64_t *bytes, long *hwm_kb);
+void	 keystroke_session(struct http *, struct ws *);
+void	 keystrokes(struct ws *, struct samples *, int n);
+int	 sdk_figures(int argc, char **argv);
 extern char	 bench_workdir[256];
 
 #endif

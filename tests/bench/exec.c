@@ -19,17 +19,37 @@
 
 #include "bench.h"
 
+/* n sequential POST /v1/exec of /bin/true on h, each timed in ms. */
+void
+exec_latency(struct http *h, struct samples *lat, int n)
+{
+	const char	*body = "{\"args\":[\"/bin/true\"]}";
+	double		 t0;
+	int		 i;
+
+	for (i = 0; i < n; i++) {
+		t0 = now_ms();
+		if (http_call(h, "POST", "/v1/exec", body) == -1)
+			fatalx("POST /v1/exec: connection failed");
+		samples_add(lat, now_ms() - t0);
+		if (h->status != 200 ||
+		    strstr(h->body, "\"exitCode\":0") == NULL)
+			fatalx("POST /v1/exec: %d %s", h->status, h->body);
+		if ((i & 255) == 0)
+			check_interrupt();
+	}
+}
+
 void
 bench_b1(void)
 {
-	const char	*body = "{\"args\":[\"/bin/true\"]}";
 	struct samples	 lat = { 0 }, base = { 0 };
 	struct figure	*p50, *p99, *ffront, *ftmpl;
 	struct http	 h;
 	char		 name[96];
-	double		 t0, f0, m0;
+	double		 f0, m0;
 	pid_t		 front = bench_front_pid(), tmpl = bench_template_pid();
-	int		 n = bench_quick ? 300 : 2000, r, i;
+	int		 n = bench_quick ? 300 : 2000, r;
 
 	snprintf(name, sizeof(name), "exec p50 (%d seq. POST /v1/exec "
 	    "/bin/true)", n);
@@ -52,17 +72,7 @@ bench_b1(void)
 		floor_spawn_true(&base, r < 0 ? 50 : n);
 		f0 = proc_cpu_ns(front);
 		m0 = proc_cpu_ns(tmpl);
-		for (i = 0; i < (r < 0 ? 50 : n); i++) {
-			t0 = now_ms();
-			if (http_call(&h, "POST", "/v1/exec", body) == -1)
-				fatalx("POST /v1/exec: connection failed");
-			samples_add(&lat, now_ms() - t0);
-			if (h.status != 200 ||
-			    strstr(h.body, "\"exitCode\":0") == NULL)
-				fatalx("POST /v1/exec: %d %s", h.status, h.body);
-			if ((i & 255) == 0)
-				check_interrupt();
-		}
+		exec_latency(&h, &lat, r < 0 ? 50 : n);
 		if (r < 0)
 			continue;
 		fig_run(ffront, (proc_cpu_ns(front) - f0) / n / 1e3, NAN);
@@ -83,7 +93,7 @@ bench_b1(void)
  * One exec stream of argv, read to "exit": seconds from the start message
  * to the exit message; output bytes; the worker's VmHWM in kB.
  */
-static double
+double
 exec_stream(char *const argv[], uint64_t *bytes, long *hwm_kb)
 {
 	struct ws		 w;

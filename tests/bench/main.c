@@ -753,7 +753,9 @@ usage(void)
 	fprintf(stderr, "usage: lodge-bench [--lodged PATH] [--outdir DIR] "
 	    "[--runs N (5)] [--quick]\n"
 	    "                   [--only B1,B2,...] [--time-limit SECONDS "
-	    "(570)]\n");
+	    "(570)]\n"
+	    "       lodge-bench --sdk-figures [--url URL] [--token TOKEN] "
+	    "[--execs N] [--keys N] [--bytes N]\n");
 	exit(2);
 }
 
@@ -792,6 +794,9 @@ main(int argc, char **argv)
 	int			 ch, i, limit = 570;
 	size_t			 k;
 
+	/* tests/sdk/bench.sh: the SDK figures against a running daemon */
+	if (argc > 1 && strcmp(argv[1], "--sdk-figures") == 0)
+		return (sdk_figures(argc - 1, argv + 1));
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l': lodged = optarg; break;

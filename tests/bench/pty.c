@@ -108,25 +108,81 @@ bench_b3(void)
 	http_close(&h);
 }
 
+/*
+ * A PTY session running `stty raw -echo && printf R && exec cat`, attached
+ * on w once its R has come: the raw mode is on and cat echoes every byte.
+ */
 void
-bench_b4(void)
+keystroke_session(struct http *h, struct ws *w)
 {
 	const char		*body = "{\"command\":\"stty raw -echo && "
 				    "printf R && exec cat\",\"pty\":true}";
-	struct samples		 lat = { 0 }, pty = { 0 }, tcp = { 0 };
-	struct figure		*p50, *p99, *fpty, *ftcp;
-	struct http		 h;
-	struct ws		 w;
+	const unsigned char	*p;
+	const msgpack_object	*o;
 	struct sess		*s;
+	size_t			 n;
+	int			 ready;
+
+	s = sess_create(h, body, NULL);
+	ready = sess_attach(w, s, NULL) > 0;	/* "R" replayed */
+	while (!ready) {
+		if (ws_recv(w, &p, &n) != 1 ||
+		    (o = ws_decode(w, p, n)) == NULL)
+			fatalx("keystroke session: no ready mark");
+		ready = mp_type_is(o, "stdout");
+	}
+}
+
+/*
+ * n one-byte stdin messages on w (a keystroke session), each timed to its
+ * echo in us, after 100 untimed ones.
+ */
+void
+keystrokes(struct ws *w, struct samples *lat, int nrt)
+{
 	msgpack_sbuffer		 sb;
 	const unsigned char	*p;
 	const msgpack_object	*o;
 	const char		*d;
 	unsigned char		 c;
-	char			 name[96];
 	size_t			 n, dn;
 	double			 t0;
-	int			 nrt = bench_quick ? 1000 : 10000, r, i, ready;
+	int			 i;
+
+	msgpack_sbuffer_init(&sb);
+	for (i = -100; i < nrt; i++) {
+		c = (unsigned char)('a' + (i & 15));
+		pack_stdin(&sb, &c, 1);
+		t0 = now_ms();
+		if (ws_send(w, sb.data, sb.size) == -1)
+			fatalx("keystroke: send failed");
+		for (;;) {
+			if (ws_recv(w, &p, &n) != 1 ||
+			    (o = ws_decode(w, p, n)) == NULL)
+				fatalx("keystroke: closed");
+			if (mp_type_is(o, "stdout"))
+				break;
+		}
+		if (i >= 0)
+			samples_add(lat, (now_ms() - t0) * 1e3);
+		if (mp_bin(o, "data", &d, &dn) == -1 || dn != 1 ||
+		    (unsigned char)d[0] != c)
+			fatalx("keystroke: echo of %c is %zu bytes", c, dn);
+		if ((i & 1023) == 0)
+			check_interrupt();
+	}
+	msgpack_sbuffer_destroy(&sb);
+}
+
+void
+bench_b4(void)
+{
+	struct samples		 lat = { 0 }, pty = { 0 }, tcp = { 0 };
+	struct figure		*p50, *p99, *fpty, *ftcp;
+	struct http		 h;
+	struct ws		 w;
+	char			 name[96];
+	int			 nrt = bench_quick ? 1000 : 10000, r;
 
 	snprintf(name, sizeof(name), "keystroke round trip p50 (%d, PTY cat)",
 	    nrt);
@@ -142,42 +198,14 @@ bench_b4(void)
 	    NULL, NULL, 0, 0);
 	if (http_open(&h) == -1)
 		fatalx("cannot connect to lodged");
-	msgpack_sbuffer_init(&sb);
 	for (r = 0; bench_more_runs("B4", r, 25); r++) {
 		samples_reset(&lat);
 		samples_reset(&pty);
 		samples_reset(&tcp);
 		floor_pty_echo(&pty, nrt);
 		floor_tcp_echo(&tcp, nrt);
-		s = sess_create(&h, body, NULL);
-		ready = sess_attach(&w, s, NULL) > 0;	/* "R" replayed */
-		while (!ready) {
-			if (ws_recv(&w, &p, &n) != 1 ||
-			    (o = ws_decode(&w, p, n)) == NULL)
-				fatalx("B4: no ready mark");
-			ready = mp_type_is(o, "stdout");
-		}
-		for (i = -100; i < nrt; i++) {
-			c = (unsigned char)('a' + (i & 15));
-			pack_stdin(&sb, &c, 1);
-			t0 = now_ms();
-			if (ws_send(&w, sb.data, sb.size) == -1)
-				fatalx("B4: send failed");
-			for (;;) {
-				if (ws_recv(&w, &p, &n) != 1 ||
-				    (o = ws_decode(&w, p, n)) == NULL)
-					fatalx("B4: closed");
-				if (mp_type_is(o, "stdout"))
-					break;
-			}
-			if (i >= 0)
-				samples_add(&lat, (now_ms() - t0) * 1e3);
-			if (mp_bin(o, "data", &d, &dn) == -1 || dn != 1 ||
-			    (unsigned char)d[0] != c)
-				fatalx("B4: echo of %c is %zu bytes", c, dn);
-			if ((i & 1023) == 0)
-				check_interrupt();
-		}
+		keystroke_session(&h, &w);
+		keystrokes(&w, &lat, nrt);
 		ws_close(&w);
 		/* the floors are in ms */
 		fig_run(p50, samples_pct(&lat, 50), (samples_pct(&pty, 50) +
@@ -193,7 +221,6 @@ bench_b4(void)
 		    samples_pct(&tcp, 50), samples_pct(&tcp, 99));
 		(void)sess_delete_all();
 	}
-	msgpack_sbuffer_destroy(&sb);
 	http_close(&h);
 	samples_free(&lat);
 	samples_free(&pty);

@@ -1,12 +1,14 @@
 // Command lodge-bench measures the Go SDK against LODGE_URL/LODGE_TOKEN and
-// prints one JSON line: exec round trip p50/p99 of /bin/true (2,000 calls),
-// exec-stream throughput of 1 GiB, and PTY keystroke round trip p50/p99
-// (2,000 one-byte echoes).
+// prints one JSON line: exec round trip p50/p99 of /bin/true (2,000 calls
+// after 50 untimed), exec-stream throughput of 1 GiB in GB/s (10^9 bytes),
+// and PTY keystroke round trip p50/p99 (2,000 one-byte echoes after 100
+// untimed). -execs, -keys and -bytes change the sizes.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -16,39 +18,43 @@ import (
 	lodge "lodge.dev/sdk/go"
 )
 
-const rounds = 2000
-
 func percentile(d []time.Duration, p float64) float64 {
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 	return float64(d[int(float64(len(d)-1)*p)].Nanoseconds()) / 1e3
 }
 
 func main() {
+	nexec := flag.Int("execs", 2000, "timed execs of /bin/true")
+	nkey := flag.Int("keys", 2000, "timed keystroke round trips")
+	nbytes := flag.Int64("bytes", 1<<30, "bytes of the exec stream")
+	flag.Parse()
 	ctx := context.Background()
 	s, err := lodge.Connect(ctx, lodge.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	execs := make([]time.Duration, rounds)
-	for i := range execs {
+	execs := make([]time.Duration, *nexec)
+	for i := -50; i < len(execs); i++ {
 		t0 := time.Now()
 		if _, err := s.Exec(ctx, lodge.ExecOptions{Args: []string{"/bin/true"}}); err != nil {
 			log.Fatal(err)
 		}
-		execs[i] = time.Since(t0)
+		if i >= 0 {
+			execs[i] = time.Since(t0)
+		}
 	}
 
 	var n int64
 	t0 := time.Now()
-	h, err := s.ExecStream(ctx, lodge.ExecStreamOptions{Command: "head -c 1073741824 /dev/zero",
+	h, err := s.ExecStream(ctx, lodge.ExecStreamOptions{Command: fmt.Sprintf("head -c %d /dev/zero", *nbytes),
 		OnStdout: func(b []byte) { n += int64(len(b)) }})
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := h.Wait(); err != nil || n != 1<<30 {
+	if _, err := h.Wait(); err != nil || n != *nbytes {
 		log.Fatal(err, n)
 	}
-	gbps := float64(n*8) / time.Since(t0).Seconds() / 1e9
+	gbps := float64(n) / time.Since(t0).Seconds() / 1e9
 
 	se, err := s.CreateSession(ctx, lodge.CreateSessionOptions{Name: fmt.Sprintf("bench-%d", os.Getpid()),
 		Command: "stty raw -echo && printf R && exec cat", Pty: true})
@@ -71,8 +77,8 @@ func main() {
 			break
 		}
 	}
-	keys := make([]time.Duration, rounds)
-	for i := range keys {
+	keys := make([]time.Duration, *nkey)
+	for i := -100; i < len(keys); i++ {
 		t0 := time.Now()
 		if err := a.Write([]byte{'k'}); err != nil {
 			log.Fatal(err)
@@ -80,7 +86,9 @@ func main() {
 		if c := <-got; c != 'k' {
 			log.Fatalf("echo %q", c)
 		}
-		keys[i] = time.Since(t0)
+		if i >= 0 {
+			keys[i] = time.Since(t0)
+		}
 	}
 	_ = a.Detach()
 

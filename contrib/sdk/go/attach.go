@@ -129,8 +129,9 @@ func (h *SessionAttachHandle) connect(since int64, first bool) (*serverMsg, erro
 	if err != nil {
 		return nil, err
 	}
+	size := 0
 	for {
-		_, b, err := c.Read(h.ctx)
+		b, err := readMessage(h.ctx, c, &size)
 		if err != nil {
 			_ = c.CloseNow()
 			return nil, connectionLost(err)
@@ -236,8 +237,9 @@ func (h *SessionAttachHandle) pump() error {
 	c := h.conn
 	h.mu.Unlock()
 	defer c.CloseNow()
+	size := 0
 	for {
-		_, b, err := c.Read(h.ctx)
+		b, err := readMessage(h.ctx, c, &size)
 		if err != nil {
 			return err
 		}

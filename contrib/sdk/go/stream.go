@@ -59,6 +59,7 @@ type ExecStreamHandle struct {
 	err     error
 	closeMu sync.Mutex
 	closed  bool
+	rsize   int // the last message's size, read's hint
 }
 
 // ExecStream starts a command and streams its output. It returns once the
@@ -111,7 +112,7 @@ func (s *Sandbox) ExecStream(ctx context.Context, o ExecStreamOptions) (*ExecStr
 }
 
 func (h *ExecStreamHandle) read() (*serverMsg, error) {
-	_, b, err := h.conn.Read(h.ctx)
+	b, err := readMessage(h.ctx, h.conn, &h.rsize)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 
@@ -195,8 +196,10 @@ type serverMsg struct {
 	Limits     map[string]int
 }
 
+// decodeServer decodes one message; Data is a slice of b, not a copy.
 func decodeServer(b []byte) (*serverMsg, error) {
-	d := msgpack.NewDecoder(bytes.NewReader(b))
+	r := bytes.NewReader(b)
+	d := msgpack.NewDecoder(r)
 	n, err := d.DecodeMapLen()
 	if err != nil {
 		return nil, fmt.Errorf("lodge: bad server message: %w", err)
@@ -211,7 +214,7 @@ func decodeServer(b []byte) (*serverMsg, error) {
 		case "type":
 			m.Type, err = d.DecodeString()
 		case "data":
-			m.Data, err = d.DecodeBytes()
+			m.Data, err = binInPlace(d, r, b)
 		case "offset":
 			m.Offset, err = d.DecodeInt64()
 		case "replayFrom":
@@ -266,6 +269,23 @@ func decodeServer(b []byte) (*serverMsg, error) {
 		}
 	}
 	return m, nil
+}
+
+// binInPlace decodes a bin (or nil) as the slice of b that holds it: the
+// decoder reads b through r unbuffered, so r's position is the decoder's.
+func binInPlace(d *msgpack.Decoder, r *bytes.Reader, b []byte) ([]byte, error) {
+	n, err := d.DecodeBytesLen()
+	if err != nil || n < 0 {
+		return nil, err
+	}
+	if n > r.Len() {
+		return nil, io.ErrUnexpectedEOF
+	}
+	off := len(b) - r.Len()
+	if _, err := r.Seek(int64(n), io.SeekCurrent); err != nil {
+		return nil, err
+	}
+	return b[off : off+n : off+n], nil
 }
 
 func toInt(v any) (int, bool) {

@@ -45,6 +45,35 @@ func (s *Sandbox) dial(ctx context.Context, path string) (*websocket.Conn, error
 	return c, nil
 }
 
+// readMessage reads one message into a new buffer the size of the last
+// (*size): io.ReadAll, behind Conn.Read, grows a buffer from 512 bytes for
+// every message, and at 256 KiB of output each those allocations and
+// copies were a third of an exec stream's CPU. decodeServer keeps slices
+// of the buffer (output data is not copied again), so it is never reused.
+func readMessage(ctx context.Context, c *websocket.Conn, size *int) ([]byte, error) {
+	_, r, err := c.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// room past the last size, so a message as large ends in a read
+	// that finds EOF, not in a growth
+	b := make([]byte, 0, *size+512)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			*size = len(b)
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
 // writeSplit sends data as stdin messages no larger than max bytes each.
 func writeSplit(ctx context.Context, c *websocket.Conn, data []byte, max int) error {
 	chunk := max - stdinOverhead

@@ -2,7 +2,8 @@
 // prints one JSON line: exec round trip p50/p99 of /bin/true (2,000 calls
 // after 50 untimed), exec-stream throughput of 1 GiB in GB/s (10^9 bytes),
 // and PTY keystroke round trip p50/p99 (2,000 one-byte echoes after 100
-// untimed). -execs, -keys and -bytes change the sizes.
+// untimed). -execs, -keys and -bytes change the sizes; -cpuprofile writes a
+// profile for go tool pprof.
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"time"
 
@@ -27,7 +29,18 @@ func main() {
 	nexec := flag.Int("execs", 2000, "timed execs of /bin/true")
 	nkey := flag.Int("keys", 2000, "timed keystroke round trips")
 	nbytes := flag.Int64("bytes", 1<<30, "bytes of the exec stream")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile (runtime/pprof) to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx := context.Background()
 	s, err := lodge.Connect(ctx, lodge.Config{})
 	if err != nil {

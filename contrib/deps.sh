@@ -3,8 +3,9 @@
 # "test" for the test suite as well.  Skips apt-get when all is present.
 set -eu
 build="autoconf automake pkg-config make gcc libwebsockets-dev libmsgpack-dev
-libbsd-dev libjansson-dev libsystemd-dev libuv1-dev libwebsockets-evlib-uv"
-test="$build libcmocka-dev python3-websockets python3-msgpack mandoc valgrind
+libbsd-dev libjansson-dev libsystemd-dev libuv1-dev libwebsockets-evlib-uv
+libcmocka-dev"
+test="$build python3-websockets python3-msgpack mandoc valgrind
 tmux dtach procps curl clang libclang-rt-14-dev systemd
 systemd-container debootstrap prometheus"
 case "${1:-build}" in

@@ -441,7 +441,7 @@ worker_report(struct ctl *c, int status, const char *code, const char *msg)
 	}
 }
 
-static void
+static void __attribute__((noreturn))
 worker_fail(struct ctl *c, int status, const char *code, const char *msg)
 {
 	log_warnx("session %s: %s", worker->id, msg);

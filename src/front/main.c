@@ -23,8 +23,8 @@
 #include "front.h"
 #include "log.h"
 #include "mpack.h"
+#include "nofile.h"
 #include "rawio.h"
-#include "worker.h"
 
 extern char	**environ;
 
@@ -469,7 +469,7 @@ main(int argc, char **argv)
 	if ((front = calloc(1, sizeof(*front))) == NULL)
 		err(1, NULL);
 	/* The limit lodged started with, for a template started later. */
-	child_save_limits();
+	nofile_save();
 	parse_options(argc, argv, &front->conf);
 	log_init("lodged", front->conf.foreground, front->conf.verbose);
 
@@ -506,8 +506,8 @@ main(int argc, char **argv)
 	info.protocols = front_protocols;
 	info.gid = (gid_t)-1;
 	info.uid = (uid_t)-1;
-	/* A direct lookup table (see child_fd_limit) sized for the sessions. */
-	child_fd_limit((rlim_t)front->conf.max_sessions * 2 + 4096);
+	/* A direct lookup table (see nofile.h) sized for the sessions. */
+	nofile_set((rlim_t)front->conf.max_sessions * 2 + 4096);
 	front_conn_limits(&front->conf);
 	info.vhost_name = "default";
 	/*

@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "front.h"
-#include "worker.h"
 #include "log.h"
 #include "rawio.h"
 #include "mpack.h"
+#include "nofile.h"
 
 static struct {
 	struct front_fd	 ffd;
@@ -76,7 +76,7 @@ spawner_start(void)
 		if (dup2(sp[1], 3) == -1)
 			_exit(1);
 		closefrom(4);
-		child_restore_limits();
+		nofile_restore();
 		signal(SIGPIPE, SIG_DFL);
 		execv(front->worker, argv);
 		_exit(127);

@@ -28,6 +28,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "nofile.h"
 #include "worker.h"
 
 enum child_stage {
@@ -179,14 +180,6 @@ child_stage_name(int stage)
 	}
 }
 
-/*
- * libwebsockets looks descriptors up in a table as large as the soft
- * RLIMIT_NOFILE; with a fixed fd_limit_per_thread instead it scans the
- * table linearly on every event.  So each process sizes its own limit to
- * what it needs, and children get the limit lodged started with back.
- */
-static struct rlimit	child_nofile;
-static int		child_nofile_saved;
 /* What this process ignores; a plain mask, as glibc's sigset_t calls
  * refuse the signals it reserves. */
 static uint64_t		child_ignored;
@@ -220,34 +213,6 @@ child_find_ignored(void)
 		    sizeof(ksa.mask)) == 0 && ksa.handler == (void *)SIG_IGN)
 			child_ignored |= 1ULL << (sig - 1);
 	}
-}
-
-void
-child_save_limits(void)
-{
-	if (getrlimit(RLIMIT_NOFILE, &child_nofile) == 0)
-		child_nofile_saved = 1;
-}
-
-/* Give back the limit saved by child_save_limits (a process about to exec). */
-void
-child_restore_limits(void)
-{
-	if (child_nofile_saved)
-		(void)setrlimit(RLIMIT_NOFILE, &child_nofile);
-}
-
-void
-child_fd_limit(rlim_t want)
-{
-	struct rlimit	rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
-		return;
-	if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
-		want = rl.rlim_max;
-	rl.rlim_cur = want;
-	(void)setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 /*
@@ -401,8 +366,7 @@ child_exec(const struct child_args *a)
 		child_fail(errfd, CHILD_STAGE_SETUP);
 	if (setsid() == -1)
 		child_fail(errfd, CHILD_STAGE_SETUP);
-	if (child_nofile_saved)
-		(void)setrlimit(RLIMIT_NOFILE, &child_nofile);
+	nofile_restore();
 	/* Before the uid change, which then checks it as login(1) does. */
 	if (s->set_nproc && child_limit_nproc(&s->nproc) == -1)
 		child_fail(errfd, CHILD_STAGE_SETUP);

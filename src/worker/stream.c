@@ -31,6 +31,7 @@
 #include "log.h"
 #include "rawio.h"
 #include "mpack.h"
+#include "nofile.h"
 #include "signame.h"
 #include "worker.h"
 #include "wsmsg.h"
@@ -958,7 +959,7 @@ stream_main(int fd, const msgpack_object *o)
 	info.protocols = stream_protocols;
 	info.gid = (gid_t)-1;
 	info.uid = (uid_t)-1;
-	child_fd_limit(64);
+	nofile_set(64);
 	info.max_http_header_data = 8192;
 	info.timeout_secs = 30;
 	worker_limits_decode(o);

@@ -33,6 +33,7 @@
 #include "ctl.h"
 #include "log.h"
 #include "mpack.h"
+#include "nofile.h"
 #include "worker.h"
 
 #define TEMPLATE_SWEEP_MS	500	/* again, for groups still dying */
@@ -279,7 +280,7 @@ template_main(int ctlfd, int use_cgroup)
 	size_t			 cap = 0, want;
 	int			 r, fds[CTL_FRAME_FDS], nfds, n, timeout;
 
-	child_save_limits();
+	nofile_save();
 	setproctitle("template");
 	log_setident("lodged-template");
 	signal(SIGPIPE, SIG_IGN);

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "rawio.h"
 #include "mpack.h"
+#include "nofile.h"
 #include "ring.h"
 #include "signame.h"
 #include "worker.h"
@@ -460,7 +461,7 @@ worker_context(void)
 	info.gid = (gid_t)-1;
 	info.uid = (uid_t)-1;
 	/* A direct lookup table: clients, ctls, the PTY or pipes, a few more. */
-	child_fd_limit((rlim_t)worker_limits.max_clients + 64);
+	nofile_set((rlim_t)worker_limits.max_clients + 64);
 	info.max_http_header_data = 8192;
 	info.timeout_secs = 30;
 	/* A peer silent for 2.5 pings is gone. */

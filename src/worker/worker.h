@@ -273,10 +273,7 @@ struct child {
 };
 int	child_start(const struct child_spec *, struct child *, char *why,
 	    size_t whylen);
-void	child_save_limits(void);
 int	child_limit_nproc(const struct rlimit *);
-void	child_restore_limits(void);
-void	child_fd_limit(rlim_t);
 char	**child_environ(const struct spawnreq *, const char *user,
 	    const char *home, const char *shell, int pty);
 char	**child_argv(const struct spawnreq *, const char *shell);

@@ -55,12 +55,6 @@ log_setident(const char *ident)
 	strlcpy(log_ident, ident, sizeof(log_ident));
 }
 
-int
-log_verbose(void)
-{
-	return (log_level);
-}
-
 static void
 log_vwrite(int pri, const char *fmt, va_list ap, int with_errno)
 {

@@ -12,7 +12,6 @@
 
 void	log_init(const char *ident, int foreground, int verbose);
 void	log_setident(const char *ident);
-int	log_verbose(void);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -26,14 +26,6 @@ mpack_kv_str(msgpack_packer *pk, const char *k, const char *v)
 }
 
 void
-mpack_kv_strn(msgpack_packer *pk, const char *k, const char *v, size_t len)
-{
-	mpack_str(pk, k);
-	msgpack_pack_str(pk, len);
-	msgpack_pack_str_body(pk, v, len);
-}
-
-void
 mpack_kv_int(msgpack_packer *pk, const char *k, int64_t v)
 {
 	mpack_str(pk, k);

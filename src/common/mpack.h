@@ -15,7 +15,6 @@
 
 void	mpack_str(msgpack_packer *, const char *);
 void	mpack_kv_str(msgpack_packer *, const char *, const char *);
-void	mpack_kv_strn(msgpack_packer *, const char *, const char *, size_t);
 void	mpack_kv_int(msgpack_packer *, const char *, int64_t);
 void	mpack_kv_uint(msgpack_packer *, const char *, uint64_t);
 void	mpack_kv_bool(msgpack_packer *, const char *, int);

@@ -3,7 +3,7 @@
  * by piece, so that a reply of many megabytes is never encoded whole.
  *
  * Text: ill-formed UTF-8 becomes U+FFFD, one per maximal subpart (as
- * utf8_sanitize does), '"', '\\' and control characters are escaped (as
+ * utf8_copy does), '"', '\\' and control characters are escaped (as
  * jansson does).  Base64: the standard alphabet, padded.  Pure code.
  */
 #ifndef OUTJSON_H

@@ -1,8 +1,6 @@
 /*
  * utf8.c: replacement of ill-formed UTF-8 (see utf8.h).
  */
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "utf8.h"
@@ -41,42 +39,6 @@ utf8_valid_len(const unsigned char *p, size_t left, size_t *subpart)
 		hi = 0xbf;
 	}
 	return (n);
-}
-
-char *
-utf8_sanitize(const unsigned char *buf, size_t len, size_t *outlen)
-{
-	char	*out, *o;
-	size_t	 i = 0, n, sub, need = 0;
-
-	/* Size it exactly first: output may be tens of megabytes. */
-	while (i < len) {
-		if ((n = utf8_valid_len(buf + i, len - i, &sub)) > 0) {
-			need += n;
-			i += n;
-		} else {
-			need += 3;
-			i += sub;
-		}
-	}
-	if (need == SIZE_MAX || (out = malloc(need + 1)) == NULL)
-		return (NULL);
-	i = 0;
-	o = out;
-	while (i < len) {
-		if ((n = utf8_valid_len(buf + i, len - i, &sub)) > 0) {
-			memcpy(o, buf + i, n);
-			o += n;
-			i += n;
-			continue;
-		}
-		memcpy(o, "\xef\xbf\xbd", 3);
-		o += 3;
-		i += sub;
-	}
-	*o = '\0';
-	*outlen = (size_t)(o - out);
-	return (out);
 }
 
 size_t

@@ -7,16 +7,11 @@
 #include <stddef.h>
 
 /*
- * A NUL-terminated copy of buf in which every ill-formed sequence is
- * replaced by U+FFFD, one per maximal subpart (as Unicode recommends and
- * browsers do); *outlen gets its length.  NULL on ENOMEM.
- */
-char	*utf8_sanitize(const unsigned char *buf, size_t len, size_t *outlen);
-
-/*
- * The same into a caller's buffer, for messages that quote a client's
- * bytes: each ill-formed sequence and each NUL becomes U+FFFD, the copy is
- * cut at a character boundary to fit and always NUL-terminated (dstlen > 0).
+ * A copy of src into a caller's buffer, for messages that quote a
+ * client's bytes: each ill-formed sequence (one U+FFFD per maximal
+ * subpart, as Unicode recommends and browsers do) and each NUL becomes
+ * U+FFFD, the copy is cut at a character boundary to fit and always
+ * NUL-terminated (dstlen > 0).
  * Returns the length written.  Every error message goes through it.
  */
 size_t	 utf8_copy(char *dst, size_t dstlen, const char *src, size_t len);

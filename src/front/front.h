@@ -214,7 +214,6 @@ struct session {
 };
 
 /* main.c */
-void	front_quit(void);
 void	front_pack_limits(msgpack_packer *);
 struct lws *front_adopt(int fd, struct front_fd *);
 
@@ -257,7 +256,6 @@ void	conn_reply_stream(struct conn *, int status, const char *ctype,
 int	conn_handoff(struct conn *, struct session *);
 int	conn_handoff_stream(struct conn *, uid_t peer);
 int	conn_pack_peer(struct conn *, msgpack_packer *, int restricted);
-void	conn_worker_reply(struct conn *, const msgpack_object *);
 int	conn_start_body(struct conn *, size_t);
 
 /* api.c */

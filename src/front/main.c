@@ -434,12 +434,6 @@ front_conn_limits(struct front_config *conf)
 		    conf->max_conns / 4 : 1;
 }
 
-void
-front_quit(void)
-{
-	front_signal(0);
-}
-
 struct lws *
 front_adopt(int fd, struct front_fd *ffd)
 {

@@ -1,12 +1,13 @@
 /*
  * worker.h: the session worker and the template that forks it.
  *
- * The template is a small process started once by the front (fork+exec of
- * lodged itself with --template) before any connection is served.  For each
- * new session the front sends it a spawn request and one end of a socket
- * pair; the template forks, and the child becomes the session's worker:
- * its own session and process group, the PTY or pipes, the child process,
- * the output ring and every attached client, served from its own
+ * The template is lodged-worker, a program of its own, started once by the
+ * front (fork+exec, its control channel on fd 3: spawner.c) before any
+ * connection is served.  For each new session the front sends it a spawn
+ * request and one end of a socket pair; the template passes both to a
+ * worker it forked ahead (pool.c), which becomes the session's worker: its
+ * own session and process group, the PTY or pipes, the child process, the
+ * output ring and every attached client, served from its own
  * libwebsockets loop and its socket RUNDIR/sessions/ID.sock.
  */
 #ifndef WORKER_H

@@ -1,6 +1,7 @@
 /*
  * utf8_test.c: unit tests for making bytes valid UTF-8 (src/common/utf8.c):
- * utf8_copy, through which every error message quoting a client goes.
+ * utf8_copy, through which every error message quoting a client goes, and
+ * utf8_valid_len, by which output becomes JSON (outjson.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +9,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "utf8.h"
@@ -47,19 +47,13 @@ test_copy_replaces(void **state)
 	assert_string_equal(out, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 	utf8_copy(out, sizeof(out), T_BYTES("\xc0\xaf"));
 	assert_string_equal(out, "\xef\xbf\xbd\xef\xbf\xbd");
-	/* The same as utf8_sanitize, which output goes through. */
-	{
-		const char	 in[] = "ok\xf4\x90\x80\x80\xe0\x80?";
-		size_t		 len;
-		char		*s;
-
-		s = utf8_sanitize((const unsigned char *)in, sizeof(in) - 1,
-		    &len);
-		assert_non_null(s);
-		utf8_copy(out, sizeof(out), in, sizeof(in) - 1);
-		assert_string_equal(out, s);
-		free(s);
-	}
+	/* One U+FFFD per maximal subpart: F4 90 is ill-formed at its
+	 * second byte, E0 80 too (Unicode 3.9, table 3-8). */
+	utf8_copy(out, sizeof(out), T_BYTES("ok\xf4\x90\x80\x80\xe0\x80?"));
+	assert_string_equal(out, "ok\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd?");
+	utf8_copy(out, sizeof(out), T_BYTES("\xf0\x9f\x98" "a"));
+	assert_string_equal(out, "\xef\xbf\xbd" "a");
 }
 
 static void
@@ -79,6 +73,49 @@ test_copy_cuts_at_boundary(void **state)
 	assert_string_equal(out, "");
 }
 
+static void
+test_valid_len(void **state)
+{
+	const struct {
+		const char	*in;
+		size_t		 len, valid, subpart;	/* subpart: when 0 */
+	} cases[] = {
+		{ T_BYTES("a"), 1, 1 },
+		{ T_BYTES("\x7f"), 1, 1 },
+		{ T_BYTES("\xc2\x80"), 2, 1 },
+		{ T_BYTES("\xdf\xbf"), 2, 1 },
+		{ T_BYTES("\xe0\xa0\x80"), 3, 1 },
+		{ T_BYTES("\xed\x9f\xbf"), 3, 1 },	/* U+D7FF */
+		{ T_BYTES("\xef\xbf\xbf"), 3, 1 },
+		{ T_BYTES("\xf0\x90\x80\x80"), 4, 1 },
+		{ T_BYTES("\xf4\x8f\xbf\xbf"), 4, 1 },	/* U+10FFFF */
+		/* Ill-formed: the bytes one U+FFFD stands for. */
+		{ T_BYTES("\x80"), 0, 1 },
+		{ T_BYTES("\xc0\x80"), 0, 1 },	/* overlong lead */
+		{ T_BYTES("\xc1\xbf"), 0, 1 },
+		{ T_BYTES("\xe0\x9f\x80"), 0, 1 },	/* overlong */
+		{ T_BYTES("\xed\xa0\x80"), 0, 1 },	/* surrogate */
+		{ T_BYTES("\xf0\x8f\x80\x80"), 0, 1 },	/* overlong */
+		{ T_BYTES("\xf4\x90\x80\x80"), 0, 1 },	/* above U+10FFFF */
+		{ T_BYTES("\xf5\x80\x80\x80"), 0, 1 },
+		{ T_BYTES("\xff"), 0, 1 },
+		{ T_BYTES("\xe2\x82"), 0, 2 },	/* truncated */
+		{ T_BYTES("\xe2\x82" "a"), 0, 2 },
+		{ T_BYTES("\xf0\x9f\x98"), 0, 3 },
+		{ T_BYTES("\xf0\x9f\x98" "a"), 0, 3 },
+	};
+	size_t	i, sub;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sub = 99;
+		assert_int_equal(utf8_valid_len((const unsigned char *)
+		    cases[i].in, cases[i].len, &sub), cases[i].valid);
+		if (cases[i].valid == 0)
+			assert_int_equal(sub, cases[i].subpart);
+	}
+}
+
 int
 main(void)
 {
@@ -86,6 +123,7 @@ main(void)
 		cmocka_unit_test(test_copy_valid),
 		cmocka_unit_test(test_copy_replaces),
 		cmocka_unit_test(test_copy_cuts_at_boundary),
+		cmocka_unit_test(test_valid_len),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

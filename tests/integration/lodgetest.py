@@ -1,6 +1,6 @@
 """Harness for the black-box integration tests of lodged.
 
-Written against /work/shared/PROTOCOL.md (protocol version 1).  Uses only the
+Written against lodge-protocol(7) (protocol version 1).  Uses only the
 standard library plus python3-websockets (10.x, asyncio API) and
 python3-msgpack.  Run the test files with Debian's /usr/bin/python3.
 

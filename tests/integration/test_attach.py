@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Session attach over WebSocket: PROTOCOL.md 5 and 5.2.
+"""Session attach over WebSocket: lodge-protocol(7) WEBSOCKET MESSAGES and
+SESSION ATTACH.
 
 Run: /usr/bin/python3 tests/integration/test_attach.py
 """

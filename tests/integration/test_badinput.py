@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Names, authentication, malformed requests, routing errors, options:
-PROTOCOL.md 2, 3, 4.
+lodge-protocol(7) AUTHENTICATION, ERROR REPLIES, REST CALLS.
 
 Run: /usr/bin/python3 tests/integration/test_badinput.py
 """
@@ -18,6 +18,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import lodgetest as lt  # noqa: E402
+import reliability as rl  # noqa: E402
 from lodgetest import WSClient, sess_path  # noqa: E402
 
 
@@ -57,14 +58,6 @@ class TestNames(lt.DaemonPerClass):
         s2 = self.create({"args": ["sleep", "1000"], "name": "reuse"})
         self.assertNotEqual(s2["id"], s["id"])
 
-    async def test_ids_are_unique_and_random(self):
-        ids = set()
-        for _ in range(3):
-            s = self.create({"args": ["true"]})
-            self.check_session_object(s)
-            ids.add(s["id"])
-        self.assertEqual(len(ids), 3)
-
 
 class TestAuth(lt.DaemonPerClass):
 
@@ -81,17 +74,11 @@ class TestAuth(lt.DaemonPerClass):
                                    ("DELETE", "/v1/sessions/x", None)):
             r_none = d.request(method, path, body, token=None)
             r_wrong = d.request(method, path, body, token="wrong-token")
-            r_prefix = d.request(method, path, body, token=d.token[:-1])
-            r_longer = d.request(method, path, body, token=d.token + "x")
-            r_basic = d.request(method, path, body, token=None,
-                                headers={"Authorization": "Basic " +
-                                         lt.b64("u:" + d.token)})
-            for r in (r_none, r_wrong, r_prefix, r_longer, r_basic):
+            for r in (r_none, r_wrong):
                 self._401(r)
             self.assertEqual(r_none.body, r_wrong.body,
                              "missing and wrong token must get the same "
                              "reply")
-            self.assertEqual(r_none.body, r_prefix.body)
         self.assertEqual(d.json("GET", "/v1/sessions"), {"sessions": []},
                          "an unauthorised create made a session")
         self.assertEqual(d.request("GET", "/v1/health").status, 200)
@@ -103,13 +90,6 @@ class TestAuth(lt.DaemonPerClass):
         st, body = await lt.ws_refused(d, path)
         self.assertEqual(st, 401, body)
         self.assertEqual(json.loads(body)["error"]["code"], "unauthorized")
-        st, body2 = await lt.ws_refused(
-            d, path, headers={"Authorization": "Bearer nope"})
-        self.assertEqual(st, 401, body2)
-        self.assertEqual(body, body2)
-        st, body3 = await lt.ws_refused(d, path,
-                                        query={"access_token": "nope"})
-        self.assertEqual(st, 401, body3)
         # an unknown session without a token is 401 too (auth first)
         st, _ = await lt.ws_refused(d, sess_path("nope", "/attach"))
         self.assertEqual(st, 401)
@@ -152,89 +132,25 @@ class TestAuth(lt.DaemonPerClass):
                          "the front's socket must not be world-writable")
 
 
-NOBODY_CLIENT = r"""
-import json, socket, sys
-path, method, target, body = sys.argv[1:5]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(30)
-try:
-    s.connect(path)
-except OSError as e:
-    print(json.dumps({"connect_error": e.errno}))
-    sys.exit(0)
-b = body.encode()
-s.sendall(("%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-           "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-           % (method, target, len(b))).encode() + b)
-buf = b""
-while True:
-    try:
-        c = s.recv(65536)
-    except OSError:
-        break
-    if not c:
-        break
-    buf += c
-head, _, rest = buf.partition(b"\r\n\r\n")
-status = int(head.split()[1]) if head else 0
-print(json.dumps({"status": status, "body": rest.decode(errors="replace")}))
-"""
-
-
 class TestUnixPeers(lt.DaemonPerClass):
     """Unix sockets: access is the socket's mode and owner plus the peer's
-    credentials (PROTOCOL.md 2, 6).  The runtime dir is made 0755, as
-    systemd's RuntimeDirectory= makes /run/lodge."""
-
-    def as_nobody(self, path, method, target, body=None):
-        p = subprocess.run(
-            ["/usr/bin/python3", "-c", NOBODY_CLIENT, path, method, target,
-             json.dumps(body) if body is not None else ""],
-            user=65534, group=65534, extra_groups=[], cwd="/",
-            capture_output=True, timeout=60)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
-
-    async def test_nobody_cannot_act_as_root(self):
-        os.chmod(self.d.rundir, 0o755)
-        res = self.as_nobody(self.d.sock_path, "POST", "/v1/sessions",
-                             {"args": ["id", "-u"], "user": "root"})
-        if "connect_error" not in res:
-            self.assertIn(res["status"], (401, 403), res)
-        res = self.as_nobody(self.d.sock_path, "POST", "/v1/sessions",
-                             {"args": ["sleep", "1000"]})
-        if "connect_error" not in res and res["status"] == 201:
-            s = json.loads(res["body"])
-            self.d.note_session(s)
-            self.addCleanup(self._delete_quietly, self.d, s["id"])
-            self.assertEqual(lt.proc_status(s["pid"])["Uid"].split()[0],
-                             "65534", "a non-root peer got a root session")
-        elif "connect_error" not in res:
-            self.assertIn(res["status"], (401, 403), res)
-        for x in self.d.json("GET", "/v1/sessions")["sessions"]:
-            self.assertEqual(lt.proc_status(x["pid"])["Uid"].split()[0],
-                             "65534", x)
+    credentials (lodge-protocol(7) AUTHENTICATION, UNIX SOCKETS).  The
+    runtime dir is made 0755, as systemd's RuntimeDirectory= makes
+    /run/lodge."""
 
     async def test_worker_sockets_per_user(self):
         os.chmod(self.d.rundir, 0o755)
         mine = self.create({"args": ["sh", "-c", "echo nobody-out; "
                                      "exec sleep 1000"],
                             "user": "nobody", "workDir": "/tmp"})
-        root = self.create({"args": ["sh", "-c", "echo root-secret; "
-                                     "exec sleep 1000"]})
         self.wait_log(mine["id"], rb"nobody-out")
-        self.wait_log(root["id"], rb"root-secret")
-        # the session's user reaches its own session's socket
-        res = self.as_nobody(self.d.session_sock(mine["id"]), "GET",
-                             sess_path(mine["id"], "/log"))
+        # the session's user reaches its own session's socket (another
+        # user's: test_security.py)
+        res = rl.run_json_as(65534, 65534, rl.UNIX_HTTP_CLIENT,
+                             [self.d.session_sock(mine["id"]), "GET",
+                              sess_path(mine["id"], "/log")])
         self.assertEqual(res.get("status"), 200, res)
         self.assertIn("nobody-out", res["body"])
-        # and nobody else's
-        res = self.as_nobody(self.d.session_sock(root["id"]), "GET",
-                             sess_path(root["id"], "/log"))
-        self.assertNotIn("root-secret", res.get("body", ""), res)
-        self.assertTrue("connect_error" in res or
-                        res["status"] in (401, 403), res)
 
 
 class TestMalformed(lt.DaemonPerClass):
@@ -474,19 +390,6 @@ class TestOptions(lt.LodgeTestMixin, unittest.IsolatedAsyncioTestCase):
         d = self.start_daemon()
         version = d.json("GET", "/v1/health")["version"]
         self.assertIn(version, out + err)
-
-    async def test_no_auth_refused_on_non_loopback(self):
-        for listens in (["0.0.0.0:%d" % lt.free_port()],
-                        ["127.0.0.1:%d" % lt.free_port(),
-                         "0.0.0.0:%d" % lt.free_port()]):
-            args = ["--foreground", "--no-auth", "--runtime-dir", "{rundir}"]
-            for l in listens:
-                args += ["--listen", l]
-            rc, out, err = self._run_short(args)
-            self.assertIsNotNone(rc, "lodged --no-auth %s kept running"
-                                 % listens)
-            self.assertNotEqual(rc, 0)
-            self.assertTrue((out + err).strip(), "refusal without a message")
 
     async def test_no_auth_on_loopback(self):
         d = self.start_daemon(extra_args=["--no-auth"], auth=False)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The rest of the bad-input suite (issue 5, "Bad input"; test_badinput.py
+"""The rest of the bad-input suite (test_badinput.py
 has the first part): HTTP, JSON, msgpack over WebSocket, WebSocket
 framing, names and refs, signals and sizes.  Each case asserts the status
 and code that lodge-protocol(7) documents.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Chaos (issue 5, "Chaos"): 50 sessions printing a counter every 5 ms,
+"""Chaos: 50 sessions printing a counter every 5 ms,
 10 clients attached (since=0) reading them and typing into them, and the
 front killed with SIGKILL and restarted 5 times meanwhile.  Afterwards no
 session is lost (the same 50 ids and pids), every client's offsets are

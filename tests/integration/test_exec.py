@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""One-shot exec: POST /v1/exec (PROTOCOL.md 3 and 4; issue 3).
+"""One-shot exec: POST /v1/exec (lodge-protocol(7) ERROR REPLIES, REST
+CALLS, THE EXEC RESULT).
 
 Run: LODGED=/path/to/lodged /usr/bin/python3 tests/integration/test_exec.py
 """

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Streaming exec: GET /v1/exec/stream (PROTOCOL.md 3, 5 and 5.1; issue 3).
+"""Streaming exec: GET /v1/exec/stream (lodge-protocol(7) ERROR REPLIES,
+WEBSOCKET MESSAGES, EXEC STREAM).
 
 Run: LODGED=/path/to/lodged /usr/bin/python3 tests/integration/test_exec_stream.py
 

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""The front may die at any moment: PROTOCOL.md 6, DESIGN.md "Processes".
+"""The front may die at any moment: lodge-protocol(7) UNIX SOCKETS,
+lodged(8) Processes and Restarts.
 
 Run: /usr/bin/python3 tests/integration/test_front_crash.py
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Leaks (issue 5, "Leaks"): 2,000 execs (POST /v1/exec on one keep-alive
+"""Leaks: 2,000 execs (POST /v1/exec on one keep-alive
 connection, a mix of outcomes) and 200 session create/delete cycles leave
 no zombie among lodged's processes and their children, no descriptor more
 in the front (nor in the template), and a flat RSS: compared after a

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Limits (issue 5, "Limits"): every limit of lodged(8) set small by its
+"""Limits: every limit of lodged(8) set small by its
 option, each answered with its documented error (lodge-protocol(7) ERROR
 REPLIES, LIMITS), and none of them drops or corrupts another session's
 output: one counter session runs through the whole class, read live by a

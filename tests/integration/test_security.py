@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Security (issue 5, "Security"; lodged(8) SECURITY CONSIDERATIONS,
+"""Security (lodged(8) SECURITY CONSIDERATIONS,
 FILES, Runtime directory): the token file's mode, the 401 reply that is
 the same for every wrong token, modes and owners in RUNDIR, session ids,
 a session's worker running as the session's user, children that inherit

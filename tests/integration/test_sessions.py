@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Sessions over REST (and the basic attach life cycle): PROTOCOL.md 4, 5.
+"""Sessions over REST (and the basic attach life cycle): lodge-protocol(7)
+REST CALLS, WEBSOCKET MESSAGES.
 
 Run: /usr/bin/python3 tests/integration/test_sessions.py
 """

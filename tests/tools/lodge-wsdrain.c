@@ -1,6 +1,6 @@
 /*
  * lodge-wsdrain: a small, fast, independent exec-stream client for the
- * integration tests (GET /v1/exec/stream, PROTOCOL.md 5 and 5.1).
+ * integration tests (GET /v1/exec/stream, lodge-protocol(7) EXEC STREAM).
  *
  * It connects to ws://HOST:PORT/v1/exec/stream with a bearer token, sends
  * one `start` message built from the command line, and reads the stream to

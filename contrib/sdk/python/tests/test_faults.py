@@ -129,3 +129,34 @@ def test_front_killed(sandbox: lodge.Sandbox, kit: Kit,
     assert h.wait(30) == {"code": None, "signal": "TERM"}
     assert bytes(c.out) == b"after\n"
     assert h.reconnects == 0
+
+
+@sc("attach.front_killed")
+def test_front_killed_resume_on_worker_socket(
+        kit: Kit, sandbox: lodge.Sandbox, sessions: Make,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the Unix socket, an attach that must reconnect while the front
+    is down does so on the session's own socket."""
+    monkeypatch.delenv("LODGE_URL")
+    monkeypatch.delenv("LODGE_TOKEN")
+    s = sessions(args=["cat"])
+    c = Collector()
+    with lodge.connect() as local:
+        assert local.endpoint.is_unix
+        h = local.attach_session(s.id, on_stdout=c.on_stdout)
+        h.write("before\n")
+        eventually(lambda: c.has(b"before\n"))
+        kit("kill-front")
+        try:
+            conn = h._ws_conn
+            assert conn is not None
+            conn.close()  # the connection ends: the handle must resume
+            eventually(lambda: h.reconnects == 1, what="a reconnect")
+            h.write("after\n")
+            eventually(lambda: c.has(b"before\nafter\n"))
+        finally:
+            kit("start-front")
+        eventually(lambda: sandbox.health().status == "ok")
+        sandbox.signal_session(s.id, "TERM")
+        assert h.wait(30).signal == "TERM"
+        assert bytes(c.out) == b"before\nafter\n"

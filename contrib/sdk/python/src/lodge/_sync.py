@@ -14,6 +14,7 @@ from typing import (Any, Callable, Iterator, List, Mapping, Optional,
                     Sequence, TypeVar, Union)
 
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 from websockets.sync.client import ClientConnection
 from websockets.sync.client import connect as _ws_connect
 from websockets.sync.client import unix_connect as _ws_unix_connect
@@ -36,6 +37,24 @@ Options = Optional[Mapping[str, Any]]
 PAST_END = (1 << 63) - 1
 MAX_ERRORS_KEPT = 100
 RECV_BUFSIZE = 256 << 10
+
+
+class _Connection(ClientConnection):
+    """websockets' connection, keeping what came with the daemon's close.
+
+    The daemon may end its socket right after its close frame.  On a Unix
+    socket the reply to that close then fails at once (EPIPE), and
+    websockets drops every frame of the read it was answering: the exit
+    of a stream, sent just before the close, would be lost.  Once the
+    connection is closing nothing is left to send, so the failure is
+    ignored and those frames are delivered."""
+
+    def send_data(self) -> None:
+        try:
+            super().send_data()
+        except OSError:
+            if self.protocol.state is State.OPEN:
+                raise
 
 
 
@@ -182,10 +201,12 @@ class Sandbox:
             if unix_path is not None or ep.unix_path is not None:
                 kw = _ws.options(ep, self.connect_timeout, _ws_unix_connect)
                 conn: ClientConnection = _ws_unix_connect(
-                    unix_path or ep.unix_path, ep.ws_uri(path), **kw)
+                    unix_path or ep.unix_path, ep.ws_uri(path),
+                    create_connection=_Connection, **kw)
             else:
                 kw = _ws.options(ep, self.connect_timeout, _ws_connect)
-                conn = _ws_connect(ep.ws_uri(path), **kw)
+                conn = _ws_connect(ep.ws_uri(path),
+                                   create_connection=_Connection, **kw)
             # bigger reads than websockets' 64 KiB: a server message is up
             # to 256 KiB, and fewer reads cost less system time per GiB
             conn.recv_bufsize = RECV_BUFSIZE

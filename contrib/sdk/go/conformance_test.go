@@ -172,7 +172,7 @@ func stream(t *testing.T, s *lodge.Sandbox, o lodge.ExecStreamOptions) *streamed
 		o.OnStderr = st.err.add
 	}
 	o.OnError = func(err error) { st.errs <- err }
-	h, err := s.ExecStream(tctx(t), o)
+	h, err := s.ExecStream(longCtx(t), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestStream(t *testing.T) {
 		var n int64
 		var base, peak uint64
 		var ms runtime.MemStats
-		h, err := s.ExecStream(tctx(t), lodge.ExecStreamOptions{Command: "head -c 2147483648 /dev/zero",
+		h, err := s.ExecStream(longCtx(t), lodge.ExecStreamOptions{Command: "head -c 2147483648 /dev/zero",
 			OnStdout: func(b []byte) {
 				if n == 0 {
 					runtime.ReadMemStats(&ms)
@@ -404,7 +404,7 @@ func TestStream(t *testing.T) {
 
 func TestSession(t *testing.T) {
 	s := connect(t)
-	ctx := tctx(t)
+	ctx := longCtx(t)
 	t.Run("session.create", func(t *testing.T) {
 		name := uniq("go")
 		se := newSession(t, s, lodge.CreateSessionOptions{Name: name, Command: "bash", Workdir: "/tmp", Pty: true, Cols: 120, Rows: 40})
@@ -565,7 +565,7 @@ func attach(t *testing.T, s *lodge.Sandbox, id string, o lodge.SessionAttachOpti
 	}
 	o.OnLive = func(off int64) { a.mu.Lock(); a.live = off; a.mu.Unlock() }
 	o.OnError = func(err error) { a.errs <- err }
-	h, err := s.AttachSession(tctx(t), id, o)
+	h, err := s.AttachSession(longCtx(t), id, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -592,7 +592,7 @@ func (a *attached) wait(t *testing.T) (int, string) {
 
 func TestAttach(t *testing.T) {
 	s := connect(t)
-	ctx := tctx(t)
+	ctx := longCtx(t)
 	t.Run("attach.replay", func(t *testing.T) {
 		se := newSession(t, s, lodge.CreateSessionOptions{Command: `echo one; read line; echo "got $line"`})
 		eventually(t, "one", func() bool { l, _ := s.SessionLog(ctx, se.ID); return string(l) == "one\n" })
@@ -776,7 +776,7 @@ func TestAttach(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	s := connect(t)
-	ctx := tctx(t)
+	ctx := longCtx(t)
 	is := func(t *testing.T, err error, target *lodge.APIError, status int) {
 		t.Helper()
 		var a *lodge.APIError

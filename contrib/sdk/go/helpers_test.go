@@ -36,8 +36,15 @@ func connect(t *testing.T) *lodge.Sandbox {
 	return s
 }
 
-func tctx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+// tctx bounds one call or one subtest; longCtx a test of many subtests, or
+// a stream of gigabytes, which a loaded machine (with -race) can take
+// minutes to get through. Both are bounds on hanging, not on speed.
+func tctx(t *testing.T) context.Context { return ctxFor(t, 60*time.Second) }
+
+func longCtx(t *testing.T) context.Context { return ctxFor(t, 4*time.Minute) }
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
 }

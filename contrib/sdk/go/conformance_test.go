@@ -726,7 +726,8 @@ func TestAttach(t *testing.T) {
 		p := viaProxy(t)
 		kit(t, "cut-after 16384")
 		defer kit(t, "cut-after 0")
-		a := attach(t, p, se.ID, lodge.SessionAttachOptions{})
+		// since 0: what the process wrote before the attach counts too
+		a := attach(t, p, se.ID, lodge.SessionAttachOptions{Since: lodge.Offset(0)})
 		code, _ := a.wait(t)
 		g, _ := s.GetSession(ctx, se.ID)
 		var lost int64
@@ -745,7 +746,7 @@ func TestAttach(t *testing.T) {
 		p := viaProxy(t)
 		kit(t, "cut-after 16384")
 		defer kit(t, "cut-after 0")
-		a := attach(t, p, se.ID, lodge.SessionAttachOptions{StrictGaps: true})
+		a := attach(t, p, se.ID, lodge.SessionAttachOptions{Since: lodge.Offset(0), StrictGaps: true})
 		_, _, err := a.h.Wait()
 		var ge *lodge.GapError
 		if !errors.As(err, &ge) || ge.From >= ge.To {

@@ -292,7 +292,7 @@ def test_aio_gap(kit: Kit, sandbox: lodge.Sandbox) -> None:
         sb = await lodge.aio.connect(kit.proxy_url(),
                                      os.environ["LODGE_TOKEN"])
         kit("cut-after 16384")
-        h = await sb.attach_session(s.id)
+        h = await sb.attach_session(s.id, since=0)
         seen = [ev async for ev in h
                 if isinstance(ev, (lodge.Output, lodge.Gap))]
         assert (await h.wait()).code == 0

@@ -87,7 +87,8 @@ def test_resume_gap(proxied: lodge.Sandbox, kit: Kit,
         with lock:
             seen.append(g)
 
-    h = proxied.attach_session(s.id, on_output=out, on_gap=gap)
+    # since 0: what the process wrote before the attach counts too
+    h = proxied.attach_session(s.id, since=0, on_output=out, on_gap=gap)
     assert h.wait(120).code == 0
     total = sandbox.get_session(s.id).output_bytes
     gaps = [e for e in seen if isinstance(e, lodge.Gap)]
@@ -103,7 +104,7 @@ def test_resume_strict(proxied: lodge.Sandbox, kit: Kit,
     s = sessions(command="sleep 1; head -c 20000000 /dev/zero | tr '\\0' a;"
                  " echo end", bufferSize=4096)
     kit("cut-after 16384")
-    h = proxied.attach_session(s.id, strict=True)
+    h = proxied.attach_session(s.id, since=0, strict=True)
     with pytest.raises(lodge.GapError) as ei:
         h.wait(120)
     assert ei.value.to > ei.value.from_

@@ -142,6 +142,8 @@ fn attach_resume_gap() {
         l.gaps.push((from, to));
         l.events.push('g');
     }));
+    // since 0: what the process wrote before the attach counts too
+    o.since = Some(0);
     let h = px.attach_session(&t.1.id, o).unwrap();
     let x = h.wait();
     kit("cut-after 0");
@@ -169,6 +171,7 @@ fn attach_resume_strict() {
             &t.1.id,
             SessionAttachOptions {
                 strict: true,
+                since: Some(0),
                 ..Default::default()
             },
         )

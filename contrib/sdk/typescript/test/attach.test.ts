@@ -150,7 +150,7 @@ test('attach.eof', async () => {
 });
 
 /** Attach through the proxy, collecting output and gaps in order, and reconnects. */
-async function attachThrough(ref: string, strict = false) {
+async function attachThrough(ref: string, strict = false, since?: number) {
   const via = await proxied();
   const chunks: { offset: number; data: Buffer }[] = [];
   const gaps: GapInfo[] = [];
@@ -158,6 +158,7 @@ async function attachThrough(ref: string, strict = false) {
   let reconnects = 0;
   const a = via.attachSession(ref, {
     strict,
+    since,
     onStdout: (c) => {
       const offset = a.nextOffset! - c.length;
       chunks.push({ offset, data: Buffer.from(c) });
@@ -224,7 +225,8 @@ test('attach.resume.gap: a small ring, gaps with their offsets', async () => {
   await proxied();
   await kit('cut-after 16384');
   try {
-    const r = await attachThrough(s.id);
+    // since 0: what the process wrote before the attach counts too
+    const r = await attachThrough(s.id, false, 0);
     const exit = await r.a.done;
     assert.ok(r.gaps.length >= 1);
     // each chunk starts where the one before ended, but right after a
@@ -260,7 +262,7 @@ test('attach.resume.strict: the gap is an error', async () => {
   await proxied();
   await kit('cut-after 16384');
   try {
-    const r = await attachThrough(s.id, true);
+    const r = await attachThrough(s.id, true, 0);
     await assert.rejects(r.a.done, (e: unknown) => e instanceof GapError && e.from < e.to);
   } finally {
     await kit('cut-after 0');

@@ -259,14 +259,27 @@ fn seed_exec_oneshot() {
 }
 
 fn seed_exec_stream_live() {
-    // The Rust seed gives no work_dir: npm runs in the user's home, where
-    // it leaves a package-lock.json (removed again if it was not there).
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let lock = std::path::Path::new(&home).join("package-lock.json");
-    let had = lock.exists();
+    // The Rust seed gives no work_dir: npm runs in the user's home (the
+    // daemon's default working directory). It gets a package.json without
+    // dependencies there when it has none, so that npm install succeeds
+    // offline; what npm leaves behind is removed again.
+    let home = std::path::PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let made: Vec<_> = ["package.json", "package-lock.json", "node_modules"]
+        .iter()
+        .map(|f| home.join(f))
+        .filter(|p| !p.exists())
+        .collect();
+    let ours = made.contains(&home.join("package.json"));
+    if ours {
+        std::fs::write(
+            home.join("package.json"),
+            r#"{"name":"seed","version":"1.0.0","private":true}"#,
+        )
+        .unwrap();
+    }
     let out = Run::new("exec_stream_live").finish(180);
-    if !had {
-        let _ = std::fs::remove_file(&lock);
+    for p in &made {
+        let _ = std::fs::remove_file(p).or_else(|_| std::fs::remove_dir_all(p));
     }
     let last = out
         .trim_end()
@@ -274,11 +287,19 @@ fn seed_exec_stream_live() {
         .last()
         .unwrap_or_default()
         .to_string();
-    assert!(
-        last.starts_with("ExitStatus { code: Some(")
-            && last.ends_with("), signal: None, timed_out: false }"),
-        "{out:?}"
-    );
+    if ours {
+        assert_eq!(
+            last, "ExitStatus { code: Some(0), signal: None, timed_out: false }",
+            "{out:?}"
+        );
+    } else {
+        // the home's own package.json: npm's verdict on it is its own
+        assert!(
+            last.starts_with("ExitStatus { code: Some(")
+                && last.ends_with("), signal: None, timed_out: false }"),
+            "{out:?}"
+        );
+    }
 }
 
 fn seed_exec_stream_pty() {

@@ -762,6 +762,9 @@ api_head(struct conn *c)
 	c->close_after = 0;
 	c->route = httphead_route(c->h.method, c->h.path, c->ref,
 	    sizeof(c->ref));
+	/* The page's own files are public (web.c); what it calls is not. */
+	if (c->route == ROUTE_NONE && web_request(c))
+		return;
 	if (api_refused(c))
 		return;
 	if (c->h.upgrade || c->route == ROUTE_SESSION_LOG ||

@@ -49,6 +49,8 @@ conn_reason(int status)
 	case 200: return ("OK");
 	case 201: return ("Created");
 	case 204: return ("No Content");
+	case 302: return ("Found");
+	case 304: return ("Not Modified");
 	case 400: return ("Bad Request");
 	case 401: return ("Unauthorized");
 	case 403: return ("Forbidden");
@@ -250,7 +252,7 @@ conn_consume(struct conn *c, size_t len)
 /* The status line and header fields of a reply; their length. */
 static size_t
 conn_format_head(struct conn *c, int status, const char *ctype, size_t len,
-    char *head, size_t headlen)
+    const char *extra, char *head, size_t headlen)
 {
 	int	n;
 
@@ -268,10 +270,13 @@ conn_format_head(struct conn *c, int status, const char *ctype, size_t len,
 	    conn_consume(c, c->head_len) == -1)
 		c->close_after = 1;
 	n = snprintf(head, headlen, "HTTP/1.1 %d %s\r\n"
-	    "Content-Length: %zu\r\n%s%s%s%s\r\n", status, conn_reason(status),
-	    len, ctype != NULL ? "Content-Type: " : "",
+	    "Content-Length: %zu\r\n%s%s%s%s%s\r\n", status,
+	    conn_reason(status), len, ctype != NULL ? "Content-Type: " : "",
 	    ctype != NULL ? ctype : "", ctype != NULL ? "\r\n" : "",
+	    extra != NULL ? extra : "",
 	    c->close_after ? "Connection: close\r\n" : "");
+	if (n < 0 || (size_t)n >= headlen)
+		return (0);
 	return ((size_t)n);
 }
 
@@ -287,26 +292,34 @@ conn_start_write(struct conn *c)
 	conn_writeable(c);
 }
 
-/* Queue a whole reply and start writing it. */
+/*
+ * Queue a whole reply and start writing it: its head with the extra
+ * fields (whole lines, or NULL), and its body unless body is NULL (a
+ * reply to HEAD, or a 304, says the length of a body it does not send).
+ */
 static void
-conn_send(struct conn *c, int status, const char *ctype, const char *body,
-    size_t len)
+conn_send(struct conn *c, int status, const char *ctype, const char *extra,
+    const char *body, size_t len)
 {
-	char	 head[512];
-	size_t	 n;
+	char	 head[2048];
+	size_t	 n, blen = body != NULL ? len : 0;
 
 	if (c->closed)
 		return;
-	n = conn_format_head(c, status, ctype, len, head, sizeof(head));
+	if ((n = conn_format_head(c, status, ctype, len, extra, head,
+	    sizeof(head))) == 0) {
+		conn_close(c);
+		return;
+	}
 	free(c->out);
-	if ((c->out = malloc(n + len)) == NULL) {
+	if ((c->out = malloc(n + blen)) == NULL) {
 		conn_close(c);
 		return;
 	}
 	memcpy(c->out, head, n);
-	if (len > 0)
-		memcpy(c->out + n, body, len);
-	c->out_len = n + len;
+	if (blen > 0)
+		memcpy(c->out + n, body, blen);
+	c->out_len = n + blen;
 	conn_start_write(c);
 }
 
@@ -351,7 +364,7 @@ conn_reply_stream(struct conn *c, int status, const char *ctype, size_t len,
 		conn_close(c);
 		return;
 	}
-	n = conn_format_head(c, status, ctype, len, c->out, CONN_CHUNK);
+	n = conn_format_head(c, status, ctype, len, NULL, c->out, CONN_CHUNK);
 	c->out_len = n;
 	if (len > 0 && conn_refill(c, n) == -1) {
 		conn_close(c);
@@ -371,7 +384,7 @@ conn_reply_json(struct conn *c, int status, json_t *j)
 		return;
 	}
 	json_decref(j);
-	conn_send(c, status, "application/json", s, strlen(s));
+	conn_send(c, status, "application/json", NULL, s, strlen(s));
 	free(s);
 }
 
@@ -400,13 +413,21 @@ void
 conn_reply_body(struct conn *c, int status, const char *ctype,
     const char *body, size_t len)
 {
-	conn_send(c, status, ctype, body, len);
+	conn_send(c, status, ctype, NULL, body != NULL ? body : "", len);
+}
+
+/* A reply with extra header fields; body NULL sends only the head. */
+void
+conn_reply_fields(struct conn *c, int status, const char *ctype,
+    const char *extra, const char *body, size_t len)
+{
+	conn_send(c, status, ctype, extra, body, len);
 }
 
 void
 conn_reply_empty(struct conn *c, int status)
 {
-	conn_send(c, status, NULL, NULL, 0);
+	conn_send(c, status, NULL, NULL, "", 0);
 }
 
 /* The reply is out and the connection closes: drop what still comes. */

@@ -59,6 +59,8 @@ struct front_config {
 	int		 max_execs_per_user;	/* restricted peers; 0: none */
 	int		 no_cgroup;	/* the process tree, not cgroups */
 	size_t		 exec_memory;	/* output held for POST /v1/exec */
+	char		 web_root[512];	/* the page's files (--web-root) */
+	int		 no_web;
 };
 
 struct front {
@@ -251,12 +253,17 @@ void	conn_reply_error(struct conn *, int status, const char *code,
 void	conn_reply_empty(struct conn *, int status);
 void	conn_reply_body(struct conn *, int status, const char *ctype,
 	    const char *body, size_t len);
+void	conn_reply_fields(struct conn *, int status, const char *ctype,
+	    const char *extra, const char *body, size_t len);
 void	conn_reply_stream(struct conn *, int status, const char *ctype,
 	    size_t len, const struct conn_source *);
 int	conn_handoff(struct conn *, struct session *);
 int	conn_handoff_stream(struct conn *, uid_t peer);
 int	conn_pack_peer(struct conn *, msgpack_packer *, int restricted);
 int	conn_start_body(struct conn *, size_t);
+
+/* web.c */
+int	web_request(struct conn *);
 
 /* api.c */
 void	api_dispatch(struct conn *);

@@ -57,6 +57,7 @@ usage(int status)
 "              [--exited-ttl SECONDS] [--socket-group GROUP]\n"
 "              [--allow-origin ORIGIN]... [--allow-host NAME]...\n"
 "              [--max-execs-per-user N] [--no-cgroup]\n"
+"              [--web-root DIR] [--no-web]\n"
 "              [-v] [--help] [--version]\n");
 	exit(status);
 }
@@ -95,7 +96,7 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	    O_VERSION, O_MAXSESS, O_MAXBUF, O_MAXBODY, O_MAXHEAD, O_HEADTO,
 	    O_IDLETO, O_MAXOUT, O_DEFOUT, O_MAXCLI, O_MAXMSG, O_PING, O_TTL,
 	    O_SOCKGRP, O_ORIGIN, O_HOST, O_WRITETO, O_MAXCONN,
-	    O_MAXPEER, O_PEREXEC, O_NOCGROUP, O_BUDGET, O_EXECMEM };
+	    O_MAXPEER, O_PEREXEC, O_NOCGROUP, O_BUDGET, O_EXECMEM, O_WEBROOT, O_NOWEB };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "runtime-dir", required_argument, NULL, O_RUNDIR },
@@ -127,11 +128,14 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		{ "max-execs-per-user", required_argument, NULL, O_PEREXEC },
 		{ "no-cgroup", no_argument, NULL, O_NOCGROUP },
 		{ "exec-memory", required_argument, NULL, O_EXECMEM },
+		{ "web-root", required_argument, NULL, O_WEBROOT },
+		{ "no-web", no_argument, NULL, O_NOWEB },
 		{ NULL, 0, NULL, 0 }
 	};
 	int	ch;
 
 	strlcpy(conf->rundir, "/run/lodge", sizeof(conf->rundir));
+	strlcpy(conf->web_root, LODGE_WEBDIR, sizeof(conf->web_root));
 	conf->max_head = 16384;
 	conf->max_body = 8 * 1024 * 1024;
 	conf->max_buffer = 64 * 1024 * 1024;
@@ -282,6 +286,18 @@ parse_options(int argc, char **argv, struct front_config *conf)
 			break;
 		case O_NOCGROUP:
 			conf->no_cgroup = 1;
+			break;
+		case O_WEBROOT:
+			if (optarg[0] == '\0' || strlcpy(conf->web_root, optarg,
+			    sizeof(conf->web_root)) >= sizeof(conf->web_root)) {
+				fprintf(stderr, "lodged: --web-root: a directory "
+				    "of at most %zu bytes\n",
+				    sizeof(conf->web_root) - 1);
+				exit(2);
+			}
+			break;
+		case O_NOWEB:
+			conf->no_web = 1;
 			break;
 		case 'h':
 		case O_HELP:

@@ -36,6 +36,18 @@ echo "== SDKs against the plain build's lodged"
 sdk=0
 sh tests/sdk/run.sh build/check/lodged >build/sdk.log 2>&1 || { status=1; sdk=1; }
 cat build/sdk.log
+echo "== the browser terminal in Chromium against the plain build's lodged"
+web=0
+rm -f build/web.log
+if ! command -v chromium >/dev/null 2>&1; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+	    chromium >/dev/null || web=1
+fi
+[ "$web" -eq 0 ] && { sh tests/web/run.sh build/check/lodged >build/web.log 2>&1 ||
+    web=1; }
+[ "$web" -eq 0 ] || status=1
+cat build/web.log 2>/dev/null || true
 echo "== fuzz each target for a bounded time"
 sh contrib/fuzz.sh "${LODGE_FUZZ_SECONDS:-20}" || status=1
 pass=0 fail=0
@@ -53,6 +65,10 @@ p=$(sed -n 's/^sdk: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' build/sdk.log)
 f=$(sed -n 's/^sdk: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' build/sdk.log)
 pass=$((pass + ${p:-0}))
 fail=$((fail + ${f:-$sdk}))
+p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' build/web.log 2>/dev/null)
+f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' build/web.log 2>/dev/null)
+pass=$((pass + ${p:-0}))
+fail=$((fail + ${f:-$web}))
 [ "$status" -eq 0 ] || [ "$fail" -gt 0 ] || fail=1
 echo "suites: $pass passed, $fail failed"
 exit $status

@@ -2,8 +2,10 @@
  * The platform seam in a browser: its own WebSocket and fetch.  A browser
  * cannot set header fields on a WebSocket, so the token travels as the
  * access_token query parameter there (lodge-protocol(7), AUTHENTICATION).
- * A browser's WebSocket cannot pause reading: output not yet taken by an
- * iterator is queued in memory.
+ * Where the browser has WebSocketStream, reading pauses for real (a slow
+ * consumer leaves the bytes in the kernel and lodged reports a gap if the
+ * ring moves on); a plain WebSocket cannot pause, and output not yet taken
+ * is then queued in memory.
  */
 import { ConnectionLostError } from '../errors.js';
 import type {
@@ -42,11 +44,83 @@ async function request(ep: Endpoint, req: HttpRequest): Promise<HttpResponse> {
   return { status: res.status, header: (n) => res.headers.get(n), body };
 }
 
+/** The little of WebSocketStream used here (not yet in TypeScript's DOM library). */
+interface WebSocketStreamLike {
+  readonly opened: Promise<{
+    readable: ReadableStream<ArrayBuffer | string>;
+    writable: WritableStream<Uint8Array>;
+  }>;
+  readonly closed: Promise<{ closeCode?: number; reason?: string }>;
+  close(info?: { closeCode?: number; reason?: string }): void;
+}
+type WebSocketStreamCtor = new (url: string) => WebSocketStreamLike;
+
+const upgradeFailed = (): Error =>
+  new ConnectionLostError('the WebSocket upgrade failed (the browser does not say why)');
+
+/** A socket on WebSocketStream: read one message at a time, and only while not paused. */
+function openStream(Ctor: WebSocketStreamCtor, url: string, opts: SocketOptions): Socket {
+  const ev = opts.events;
+  const wss = new Ctor(url);
+  const text = new TextEncoder();
+  let writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
+  let paused = false;
+  let wake: (() => void) | undefined;
+  const run = async (): Promise<void> => {
+    let streams;
+    try {
+      streams = await wss.opened;
+    } catch {
+      ev.close(1006, upgradeFailed());
+      return;
+    }
+    writer = streams.writable.getWriter();
+    ev.open();
+    const reader = streams.readable.getReader();
+    try {
+      for (;;) {
+        while (paused) await new Promise<void>((r) => (wake = r));
+        const { value, done } = await reader.read();
+        if (done) break;
+        ev.message(typeof value === 'string' ? text.encode(value) : new Uint8Array(value));
+      }
+    } catch {
+      // a reset: the close below says how it ended
+    }
+    let code = 1006;
+    try {
+      code = (await wss.closed).closeCode ?? 1005;
+    } catch {
+      // closed abnormally
+    }
+    ev.close(code);
+  };
+  void run();
+  return {
+    send: async (data) => {
+      if (writer === undefined) throw new ConnectionLostError('the WebSocket is not open');
+      await writer.write(data);
+    },
+    pause: (p) => {
+      paused = p;
+      if (!p) {
+        const w = wake;
+        wake = undefined;
+        w?.();
+      }
+    },
+    close: (code) => wss.close({ closeCode: code ?? 1000 }),
+    terminate: () => wss.close(),
+  };
+}
+
 function openSocket(ep: Endpoint, opts: SocketOptions): Socket {
   if (ep.url === undefined) throw new Error('lodge: no URL to reach lodged');
   let url = ep.url.replace(/^http/, 'ws') + opts.path;
   if (ep.token !== undefined)
     url += (opts.path.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(ep.token);
+  const Stream = (globalThis as { WebSocketStream?: WebSocketStreamCtor }).WebSocketStream;
+  if (Stream !== undefined) return openStream(Stream, url, opts);
   const ws = new WebSocket(url);
   ws.binaryType = 'arraybuffer';
   const ev = opts.events;
@@ -60,10 +134,7 @@ function openSocket(ep: Endpoint, opts: SocketOptions): Socket {
     else ev.message(new TextEncoder().encode(String(m.data)));
   };
   ws.onclose = (c: CloseEvent) =>
-    ev.close(
-      c.code,
-      opened ? undefined : new ConnectionLostError('the WebSocket upgrade failed (the browser does not say why)'),
-    );
+    ev.close(c.code, opened ? undefined : upgradeFailed());
   return {
     send: async (data) => {
       ws.send(data);

@@ -14,6 +14,7 @@ import type { ExecStream, Sandbox, SessionAttach } from '@lodge/sdk';
 
 const HIGH_WATER = 512 * 1024;
 const LOW_WATER = 128 * 1024;
+const RESUME_ATTEMPTS = 120;
 
 export type Source =
   | { kind: 'session'; ref: string; label: string; readOnly: boolean }
@@ -99,6 +100,8 @@ export class TermView {
     }
     const h = this.sandbox.attachSession(s.ref, {
       ...(s.readOnly ? { readOnly: true } : { cols, rows }),
+      // a tab waits minutes for lodged to come back, not seconds
+      resume: { maxAttempts: RESUME_ATTEMPTS, maxDelayMs: 3000 },
       onStdout,
       onStderr: onStdout,
       onLive: () => {

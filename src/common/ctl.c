@@ -52,6 +52,23 @@ ctl_close(struct ctl *c)
 	c->fd = -1;
 }
 
+/*
+ * Give back the receive buffer and the last frame while no partial frame
+ * waits: a peer that speaks seldom (an idle session's worker, to the
+ * front) then costs no buffer between its messages.
+ */
+void
+ctl_shrink(struct ctl *c)
+{
+	if (c->rlen != 0)
+		return;
+	free(c->rbuf);
+	c->rbuf = NULL;
+	c->rcap = 0;
+	free(c->frame);
+	c->frame = NULL;
+}
+
 int
 ctl_pending(const struct ctl *c)
 {

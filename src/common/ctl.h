@@ -78,6 +78,8 @@ int	ctl_sendv(struct ctl *, const msgpack_sbuffer *, const int *fds,
 /* Send what is queued; 1 if something is still queued, 0 if empty, -1 error. */
 int	ctl_flush(struct ctl *);
 int	ctl_pending(const struct ctl *);
+/* Free the receive buffers when nothing is half read (frames taken: done). */
+void	ctl_shrink(struct ctl *);
 
 /* Read what the socket has; returns 1 data read, 0 EOF, -1 error, 2 again. */
 int	ctl_read(struct ctl *);

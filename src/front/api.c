@@ -238,15 +238,13 @@ static int
 api_peer_owns(struct conn *c, struct session *s)
 {
 	struct passwd	 pw;
-	const char	*user;
 	char		 buf[4096];
 
 	if (!api_peer_restricted(c))
 		return (1);
-	if (s->obj == NULL || (user = json_string_value(json_object_get(
-	    s->obj, "user"))) == NULL)
+	if (s->json == NULL || s->user[0] == '\0')
 		return (0);
-	if (pwcache_get(user, 0, &pw, buf, sizeof(buf)) == -1)
+	if (pwcache_get(s->user, 0, &pw, buf, sizeof(buf)) == -1)
 		return (0);
 	return (pw.pw_uid == c->peer_uid);
 }
@@ -392,13 +390,11 @@ api_worker_answers(struct conn *c, struct session *s)
 void
 api_reply_session(struct conn *c, struct session *s)
 {
-	json_t	*j;
-
-	if ((j = registry_object(s)) == NULL) {
+	if (s->json == NULL) {
 		conn_reply_error(c, 500, "internal", "no session object");
 		return;
 	}
-	conn_reply_json(c, 200, j);
+	conn_reply_body(c, 200, "application/json", s->json, s->json_len);
 }
 
 /* Send a request map (already holding "type") with a fresh id. */
@@ -628,12 +624,13 @@ api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o)
 	}
 	if (c->creating) {
 		c->creating = 0;
-		if (status == 201 && s != NULL && s->obj != NULL) {
+		if (status == 201 && s != NULL && s->json != NULL) {
 			s->ready = 1;
 			metrics_count(M_SESSIONS_CREATED);
 			log_info("session %s%s%s: created", s->id,
 			    s->name[0] != '\0' ? " " : "", s->name);
-			conn_reply_json(c, 201, json_incref(s->obj));
+			conn_reply_body(c, 201, "application/json", s->json,
+			    s->json_len);
 			return;
 		}
 		if (s != NULL)
@@ -707,9 +704,8 @@ api_handoff(struct conn *c)
 		conn_reply_error(c, 503, "unavailable", "%s", whybuf);
 		return;
 	}
-	if (c->route == ROUTE_SESSION_ATTACH && s->obj != NULL &&
-	    json_integer_value(json_object_get(s->obj, "clients")) >=
-	    front->conf.max_clients) {
+	if (c->route == ROUTE_SESSION_ATTACH && s->json != NULL &&
+	    s->clients >= front->conf.max_clients) {
 		metrics_limit(L_MAX_CLIENTS);
 		conn_reply_error(c, 503, "unavailable", "session '%s' has %d "
 		    "clients already (--max-clients)", c->ref,

@@ -189,9 +189,13 @@ struct session {
 	int			 gone;
 	struct ctl		 ctl;
 	struct lws		*wsi;		/* NULL: no link to the worker */
-	json_t			*obj;		/* the session object, cached */
-	char			*json;		/* ... and serialised, for lists */
+	char			*json;		/* the session object, serialised */
 	size_t			 json_len;
+	int64_t			 pid;		/* ... and what the front reads */
+	uint64_t		 output_bytes;	/* of it (registry_take) */
+	int			 clients;
+	char			 state[12];
+	char			 user[33];	/* "": unknown, or too long */
 	LIST_HEAD(, conn)	 waiters;
 	int			 named;
 	int			 responsive;	/* answers within the deadline */
@@ -294,7 +298,6 @@ int	registry_answers(struct session *);
 int	registry_all(struct session **, int max);
 int	registry_handoff_check(struct session *, char *why, size_t);
 void	registry_handoff_sent(struct session *);
-json_t	*registry_object(struct session *);
 void	registry_expect(struct session *, struct conn *, int ms);
 void	registry_wait(struct session *, struct conn *, int timeout_ms);
 void	registry_delete(struct session *, struct conn *);

@@ -204,19 +204,15 @@ static void
 gauges_add(struct session *s, void *arg)
 {
 	struct gauges	*g = arg;
-	json_t		*v;
 
-	if (s->obj == NULL)
+	if (s->json == NULL)
 		return;
-	v = json_object_get(s->obj, "state");
-	if (json_is_string(v) && strcmp(json_string_value(v), "exited") == 0)
+	if (strcmp(s->state, "exited") == 0)
 		g->exited++;
 	else
 		g->running++;
-	if (json_is_integer(v = json_object_get(s->obj, "clients")))
-		g->clients += json_integer_value(v);
-	if (json_is_integer(v = json_object_get(s->obj, "outputBytes")))
-		g->output += json_integer_value(v);
+	g->clients += (uint64_t)s->clients;
+	g->output += s->output_bytes;
 }
 
 static void

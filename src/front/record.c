@@ -60,26 +60,19 @@ record_init(void)
 void
 record_write(struct session *s)
 {
-	const char	*state;
 	char		 name[80], tmp[90], sock[700];
-	json_t		*j;
 	char		*text;
 	size_t		 len, off = 0;
 	ssize_t		 n;
 	int		 fd;
 
-	if (front->records_fd == -1 || s->obj == NULL || s->worker_pid <= 0)
+	if (front->records_fd == -1 || s->json == NULL || s->worker_pid <= 0)
 		return;
-	state = json_string_value(json_object_get(s->obj, "state"));
-	strlcpy(s->recorded, state != NULL ? state : "", sizeof(s->recorded));
-	j = json_pack("{s:O,s:I,s:I}", "session", s->obj, "workerPid",
-	    (json_int_t)s->worker_pid, "workerStart",
-	    (json_int_t)s->worker_start);
-	if (j == NULL)
-		return;
-	text = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (text == NULL)
+	strlcpy(s->recorded, s->state, sizeof(s->recorded));
+	/* The object as the front holds it: its text, spliced in. */
+	if (asprintf(&text, "{\"session\":%s,\"workerPid\":%d,"
+	    "\"workerStart\":%llu}", s->json, (int)s->worker_pid,
+	    s->worker_start) == -1)
 		return;
 	snprintf(name, sizeof(name), "%s.json", s->id);
 	snprintf(tmp, sizeof(tmp), "%s.json.new", s->id);

@@ -156,6 +156,7 @@ registry_list(size_t *lenp, int (*keep)(struct session *, void *), void *arg)
 	return (out);
 }
 
+static void	registry_take(struct session *, json_t *);
 static void	registry_deadline_cb(lws_sorted_usec_list_t *);
 static void	registry_handoff_cb(lws_sorted_usec_list_t *);
 static void	registry_link_cb(lws_sorted_usec_list_t *);
@@ -164,6 +165,38 @@ static void	registry_finish(struct session *);
 static void	registry_answer_gone(struct session *);
 static void	registry_answer_delete(struct session *, int status,
 		    const char *why);
+
+/*
+ * Take j (a reference) as the session's object.  Only its text is kept,
+ * "responsive" in it, for lists and replies, and beside it the few
+ * fields the front reads: no tree of it stays in memory.
+ */
+static void
+registry_take(struct session *s, json_t *j)
+{
+	const char	*v;
+	json_int_t	 n;
+
+	json_object_set_new(j, "responsive", json_boolean(s->responsive));
+	free(s->json);
+	s->json_len = 0;
+	if ((s->json = json_dumps(j, JSON_COMPACT)) != NULL)
+		s->json_len = strlen(s->json);
+	s->pid = json_integer_value(json_object_get(j, "pid"));
+	n = json_integer_value(json_object_get(j, "clients"));
+	s->clients = n < 0 ? 0 : n > INT_MAX ? INT_MAX : (int)n;
+	n = json_integer_value(json_object_get(j, "outputBytes"));
+	s->output_bytes = n < 0 ? 0 : (uint64_t)n;
+	v = json_string_value(json_object_get(j, "state"));
+	if (v == NULL || strlcpy(s->state, v, sizeof(s->state)) >=
+	    sizeof(s->state))
+		s->state[0] = '\0';
+	v = json_string_value(json_object_get(j, "user"));
+	if (v == NULL || strlcpy(s->user, v, sizeof(s->user)) >=
+	    sizeof(s->user))
+		s->user[0] = '\0';
+	json_decref(j);
+}
 
 /* A session in the trees, with no link to its worker yet. */
 static struct session *
@@ -197,7 +230,6 @@ registry_free(struct session *s)
 	lws_sul_cancel(&s->sul_kill);
 	registry_nhandoffs -= s->handoffs;
 	ctl_close(&s->ctl);
-	json_decref(s->obj);
 	free(s->json);
 	free(s);
 }
@@ -250,13 +282,9 @@ registry_known(const char *id, const char *name, json_t *obj)
 	s->acks = 0;		/* until its hello says otherwise */
 	s->proto = 0;
 	if (obj != NULL) {
-		s->obj = json_incref(obj);
 		s->ready = 1;
 		s->responsive = 0;	/* until it answers */
-		json_object_set_new(s->obj, "responsive", json_false());
-		free(s->json);
-		if ((s->json = json_dumps(s->obj, JSON_COMPACT)) != NULL)
-			s->json_len = strlen(s->json);
+		registry_take(s, json_incref(obj));
 	}
 	return (s);
 }
@@ -419,12 +447,10 @@ registry_signal_worker(struct session *s, int sig)
 static void
 registry_signal_group(struct session *s, int sig)
 {
-	json_int_t	pid = 0;
+	int64_t		pid = s->pid;
 	char		buf[1024], *p;
 	int		ours;
 
-	if (s->obj != NULL)
-		pid = json_integer_value(json_object_get(s->obj, "pid"));
 	if (pid <= 1 || pid > INT32_MAX)
 		return;
 	errno = 0;
@@ -437,24 +463,15 @@ registry_signal_group(struct session *s, int sig)
 		(void)kill(-(pid_t)pid, sig);
 }
 
-json_t *
-registry_object(struct session *s)
-{
-	return (json_incref(s->obj));
-}
-
+/* The session object again, with its "responsive" as it is now. */
 static void
 registry_serialise(struct session *s)
 {
-	free(s->json);
-	s->json = NULL;
-	s->json_len = 0;
-	if (s->obj == NULL)
-		return;
-	json_object_set_new(s->obj, "responsive",
-	    json_boolean(s->responsive));
-	if ((s->json = json_dumps(s->obj, JSON_COMPACT)) != NULL)
-		s->json_len = strlen(s->json);
+	json_t	*j;
+
+	if (s->json != NULL &&
+	    (j = json_loadb(s->json, s->json_len, 0, NULL)) != NULL)
+		registry_take(s, j);
 }
 
 /* Send {"type":TYPE,"id":N} to the worker: N, or 0 if the link failed. */
@@ -554,7 +571,6 @@ static void
 registry_update(struct session *s, const msgpack_object *obj)
 {
 	struct conn	*c, *next;
-	const char	*state;
 	json_t		*j;
 	int64_t		 size;
 
@@ -562,14 +578,12 @@ registry_update(struct session *s, const msgpack_object *obj)
 		return;
 	if (mpack_get_int(obj, "bufferSize", 0, INT64_MAX, &size) == 1)
 		registry_set_buffer(s, (size_t)size);
-	json_decref(s->obj);
-	s->obj = j;
-	registry_serialise(s);
-	if ((state = json_string_value(json_object_get(j, "state"))) == NULL)
+	registry_take(s, j);
+	if (s->state[0] == '\0')
 		return;
-	if (s->ready && strcmp(state, s->recorded) != 0)
+	if (s->ready && strcmp(s->state, s->recorded) != 0)
 		record_write(s);
-	if (strcmp(state, "exited") != 0)
+	if (strcmp(s->state, "exited") != 0)
 		return;
 	for (c = LIST_FIRST(&s->waiters); c != NULL; c = next) {
 		next = LIST_NEXT(c, wait_entry);
@@ -654,7 +668,7 @@ registry_created(struct session *s, const msgpack_object *o)
 	int64_t		 status = 500;
 
 	(void)mpack_get_int(o, "status", 100, 599, &status);
-	if (status == 201 && s->obj != NULL && !s->ready) {
+	if (status == 201 && s->json != NULL && !s->ready) {
 		s->ready = 1;
 		record_write(s);
 	}
@@ -800,10 +814,7 @@ registry_expect(struct session *s, struct conn *c, int ms)
 void
 registry_wait(struct session *s, struct conn *c, int timeout_ms)
 {
-	const char	*state;
-
-	state = json_string_value(json_object_get(s->obj, "state"));
-	if (timeout_ms == 0 || (state != NULL && strcmp(state, "exited") == 0)) {
+	if (timeout_ms == 0 || strcmp(s->state, "exited") == 0) {
 		api_reply_session(c, s);
 		return;
 	}
@@ -1091,6 +1102,7 @@ registry_readable(struct session *s)
 		registry_message(s, &up.data);
 	}
 	msgpack_unpacked_destroy(&up);
+	ctl_shrink(&s->ctl);	/* an idle session holds no buffer */
 	if (r == -1) {
 		log_warnx("session %s: bad frame from its worker", s->id);
 		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);

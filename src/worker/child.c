@@ -448,6 +448,27 @@ child_close_pair(int p[2])
 	p[0] = p[1] = -1;
 }
 
+/*
+ * Every pseudo-terminal the kernel allows is in use (ENOSPC from
+ * /dev/ptmx, which says "No space left on device"): say which limit.
+ */
+static void
+child_pty_full(char *why, size_t whylen)
+{
+	char	buf[32] = "?";
+	FILE	*f;
+
+	if ((f = fopen("/proc/sys/kernel/pty/max", "re")) != NULL) {
+		if (fgets(buf, sizeof(buf), f) == NULL)
+			strlcpy(buf, "?", sizeof(buf));
+		buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(why, whylen, "no pseudo-terminal is left: the kernel's "
+	    "limit kernel.pty.max (%s) is reached; raise it, or ask for "
+	    "pipes", buf);
+}
+
 int
 child_start(const struct child_spec *s, struct child *c, char *why,
     size_t whylen)
@@ -459,7 +480,7 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 	const char		*file, *pathenv;
 	int			 ep[2] = { -1, -1 }, ip[2] = { -1, -1 };
 	int			 op[2] = { -1, -1 }, xp[2] = { -1, -1 };
-	int			 master = -1, in, out, err;
+	int			 master = -1, in, out, err, full = 0;
 	char			**shargv = NULL;
 	ssize_t			 i;
 	ssize_t			 n;
@@ -478,7 +499,13 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 		goto syserr;
 	if (s->pty) {
 		if ((master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) ==
-		    -1 || grantpt(master) == -1 || unlockpt(master) == -1 ||
+		    -1 && errno == ENOSPC) {
+			child_pty_full(why, whylen);
+			full = 1;
+			goto fail;
+		}
+		if (master == -1 || grantpt(master) == -1 ||
+		    unlockpt(master) == -1 ||
 		    ptsname_r(master, slave, sizeof(slave)) != 0)
 			goto syserr;
 		memset(&ws, 0, sizeof(ws));
@@ -579,5 +606,6 @@ fail:
 	child_close_pair(xp);
 	if (master != -1)
 		close(master);
+	errno = full ? ENOSPC : EIO;	/* ENOSPC: kernel.pty.max */
 	return (-1);
 }

@@ -575,8 +575,11 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	/* SIGCHLD is blocked from here on; the child resets its mask. */
 	if ((sfd = worker_signalfd()) == -1)
 		worker_fail(c, 500, "internal", "cannot set up signals");
-	if (child_start(&spec, &ch, why, sizeof(why)) == -1)
+	if (child_start(&spec, &ch, why, sizeof(why)) == -1) {
+		if (errno == ENOSPC && spec.pty)	/* kernel.pty.max */
+			worker_fail(c, 503, "unavailable", why);
 		worker_fail(c, 422, "spawn_failed", why);
+	}
 	child_strv_free(argv);
 	child_strv_free(envp);
 	worker->pid = ch.pid;

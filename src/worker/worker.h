@@ -272,6 +272,7 @@ struct child {
 	int		 master;	/* PTY master, or -1 */
 	int		 in, out, err;	/* pipes, or -1 */
 };
+/* -1 and why on failure, errno ENOSPC if no pseudo-terminal is left. */
 int	child_start(const struct child_spec *, struct child *, char *why,
 	    size_t whylen);
 int	child_limit_nproc(const struct rlimit *);

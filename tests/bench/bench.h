@@ -161,7 +161,7 @@ uint64_t	 sess_attach(struct ws *, const struct sess *, const char *);
 void		 pack_stdin(msgpack_sbuffer *, const void *, size_t);
 
 /* the benchmarks: exec.c (B1, B2), pty.c (B3, B4, B5), scale.c (B6),
- * fanout.c (B7) */
+ * fanout.c (B7), scale.c (B8) */
 void	 bench_b1(void);
 void	 bench_b2(void);
 void	 bench_b3(void);
@@ -169,6 +169,8 @@ void	 bench_b4(void);
 void	 bench_b5(void);
 void	 bench_b6(void);
 void	 bench_b7(void);
+void	 bench_b8(void);
+int	 bench_b8_sessions(void);
 void	 write_sessions_dat(const char *outdir);
 
 /* the measurements B1, B2 and B4 share with the SDK figures (sdkmode.c) */

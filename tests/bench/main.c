@@ -57,7 +57,7 @@ static int	 capsessions;
 static char		 notes[64][512];
 static int		 nnotes;
 
-static struct figure	 figures[64];
+static struct figure	 figures[160];
 static int		 nfigures;
 static double		 section_secs[16];
 static const char	*section_names[16];
@@ -770,6 +770,7 @@ static const struct {
 	{ "B5", bench_b5 },
 	{ "B6", bench_b6 },
 	{ "B7", bench_b7 },
+	{ "B8", bench_b8 },
 };
 
 int
@@ -786,6 +787,7 @@ main(int argc, char **argv)
 	};
 	struct sigaction	 sa;
 	struct rlimit		 rl;
+	rlim_t			 want;
 	struct machine		 m;
 	const char		*lodged = "./lodged", *only = NULL;
 	char			 abspath[4096], cmd[4200];
@@ -820,11 +822,28 @@ main(int argc, char **argv)
 	}
 	lodged = abspath;
 	max_sessions = bench_quick ? 100 : 1000;
+	if (only == NULL || strstr(only, "B8") != NULL)
+		max_sessions = bench_b8_sessions();
 
-	/* 1,000 sessions hold a control socket each in the front. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 16384) {
-		rl.rlim_cur = rl.rlim_max < 16384 ? rl.rlim_max : 16384;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	/*
+	 * Each session holds a control socket in the front, which lodged
+	 * (inheriting this limit) sizes at twice --max-sessions and 4,096
+	 * more; root may raise the hard limit too.
+	 */
+	want = (rlim_t)max_sessions * 2 + 4096 + 128;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+		if (rl.rlim_max < want && geteuid() == 0)
+			rl.rlim_max = want;
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1 &&
+		    getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur < (rlim_t)max_sessions + 256)
+			note("descriptor limit %llu: lodged cannot hold %d "
+			    "sessions", (unsigned long long)rl.rlim_cur,
+			    max_sessions);
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: blocked calls end */

@@ -349,3 +349,348 @@ bench_b6(void)
 	samples_free(&health);
 	samples_free(&lspawn);
 }
+
+/*
+ * B8, 10,000 sessions with nothing getting slower.  For each kind (pipe
+ * `cat`, PTY `cat`), sessions are built up to 0, 1,000 and 10,000 (100 and
+ * 1,000 with --quick); at each level: exec, attach to live (a probe session
+ * made first, the same at every level), create and DELETE (B8_EXTRA
+ * sessions made on top of the level, then deleted one by one), GET
+ * /v1/sessions, the front's RSS and the template's.  Each figure's floor
+ * is the same figure at 0 sessions of the same run.  As root, the kernel
+ * limits the run needs (kernel.pty.max, kernel.pid_max) are raised for it
+ * and put back at exit, however the bench ends.
+ */
+#define B8_LEVELS	3
+#define B8_EXTRA	200
+
+static const int	b8_full[B8_LEVELS] = { 0, 1000, 10000 };
+static const int	b8_quick[B8_LEVELS] = { 0, 100, 1000 };
+
+static struct {
+	const char	*path;
+	long		 saved;		/* -1: not changed */
+} b8_sysctl[] = {
+	{ "/proc/sys/kernel/pty/max", -1 },
+	{ "/proc/sys/kernel/pid_max", -1 },
+};
+
+/* The most sessions B8 holds at once, for lodged's --max-sessions. */
+int
+bench_b8_sessions(void)
+{
+	return ((bench_quick ? b8_quick : b8_full)[B8_LEVELS - 1] + B8_EXTRA +
+	    1);
+}
+
+static long
+sysctl_read(const char *path)
+{
+	char	buf[64];
+	FILE	*f;
+	long	v = -1;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return (-1);
+	if (fgets(buf, sizeof(buf), f) != NULL)
+		v = strtol(buf, NULL, 10);
+	fclose(f);
+	return (v);
+}
+
+static int
+sysctl_write(const char *path, long v)
+{
+	FILE	*f;
+	int	 rc;
+
+	if ((f = fopen(path, "we")) == NULL)
+		return (-1);
+	rc = fprintf(f, "%ld\n", v) < 0;
+	if (fclose(f) != 0)
+		rc = 1;
+	return (rc ? -1 : 0);
+}
+
+/* Put back what b8_raise changed: at the end, and at exit on failure. */
+static void
+b8_restore(void)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(b8_sysctl) / sizeof(*b8_sysctl); i++) {
+		if (b8_sysctl[i].saved == -1)
+			continue;
+		if (sysctl_write(b8_sysctl[i].path, b8_sysctl[i].saved) == -1)
+			fprintf(stderr, "lodge-bench: cannot restore %s to "
+			    "%ld\n", b8_sysctl[i].path, b8_sysctl[i].saved);
+		else
+			fprintf(stderr, "lodge-bench: %s restored to %ld\n",
+			    b8_sysctl[i].path, b8_sysctl[i].saved);
+		b8_sysctl[i].saved = -1;
+	}
+}
+
+/* sysctl i to at least want, as root; a note if it stays short. */
+static void
+b8_raise(size_t i, long want)
+{
+	static int	registered;
+	const char	*path = b8_sysctl[i].path;
+	long		 cur = sysctl_read(path);
+
+	if (cur == -1 || cur >= want)
+		return;
+	if (!registered++)
+		atexit(b8_restore);
+	if (geteuid() != 0 || sysctl_write(path, want) == -1) {
+		note("B8: %s is %ld, under the %ld the run needs, and cannot be "
+		    "raised (not root?): creates past it fail", path, cur,
+		    want);
+		return;
+	}
+	b8_sysctl[i].saved = cur;
+	note("B8: %s raised from %ld to %ld for the run", path, cur, want);
+}
+
+/* The tasks on the machine now, from /proc/loadavg's "running/total". */
+static long
+b8_tasks(void)
+{
+	char	buf[128], *p;
+	FILE	*f;
+	long	n = 0;
+
+	if ((f = fopen("/proc/loadavg", "re")) == NULL)
+		return (0);
+	if (fgets(buf, sizeof(buf), f) != NULL && (p = strchr(buf, '/')) != NULL)
+		n = strtol(p + 1, NULL, 10);
+	fclose(f);
+	return (n);
+}
+
+static void
+b8_pct(struct samples *s, struct figure *p50, struct figure *p99,
+    struct samples *zero)
+{
+	fig_run(p50, samples_pct(s, 50), zero != NULL ?
+	    samples_pct(zero, 50) : NAN);
+	fig_run(p99, samples_pct(s, 99), zero != NULL ?
+	    samples_pct(zero, 99) : NAN);
+}
+
+/* DELETE sessions[k] on h: the call's time in ms. */
+static double
+b8_delete(struct http *h, int k)
+{
+	char	path[128];
+	double	t0 = now_ms(), ms;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s", sessions[k].id);
+	if (http_call(h, "DELETE", path, NULL) == -1 || h->status != 204)
+		fatalx("B8: DELETE %s: %d", sessions[k].id, h->status);
+	ms = now_ms() - t0;
+	pids_untrack(sessions[k].worker);
+	sessions[k] = sessions[--nsessions];
+	return (ms);
+}
+
+/* The figures of one kind at one level above 0. */
+struct b8_figs {
+	struct figure	*exec50, *exec99, *att50, *att99, *cre50, *cre99;
+	struct figure	*get50, *get99, *del50, *del99, *rss, *tmpl;
+};
+
+/* What is measured at one level. */
+struct b8_level {
+	struct samples	 exec, att, cre, get, del;
+	double		 front_kb, tmpl_kb;
+};
+
+static void
+b8_figs_new(struct b8_figs *f, const char *kind, int n, int last)
+{
+	char	name[96], base[96];
+
+#define B8_FIG(field, what, unit, op, target, abs) do {			\
+	snprintf(name, sizeof(name), "%s at %d: %s", kind, n, what);	\
+	snprintf(base, sizeof(base), "the same at 0 sessions");	\
+	f->field = fig_new("B8", name, unit, base, last ? op : NULL,	\
+	    target, abs);						\
+} while (0)
+	B8_FIG(exec50, "exec p50", "ms", "<=", 1.1, 0);
+	B8_FIG(exec99, "exec p99", "ms", "<=", 1.1, 0);
+	B8_FIG(att50, "attach to live p50", "ms", "<=", 1.1, 0);
+	B8_FIG(att99, "attach to live p99", "ms", "<=", 1.1, 0);
+	B8_FIG(cre50, "create p50", "ms", "<=", 1.1, 0);
+	B8_FIG(cre99, "create p99", "ms", "<=", 1.1, 0);
+	B8_FIG(get50, "GET /v1/sessions p50", "ms", NULL, 0, 0);
+	B8_FIG(get99, "GET /v1/sessions p99", "ms", "<=", 10, 1);
+	B8_FIG(del50, "DELETE p50", "ms", "<=", 2, 1);
+	B8_FIG(del99, "DELETE p99", "ms", NULL, 0, 0);
+	B8_FIG(tmpl, "template RSS", "kB", NULL, 0, 0);
+#undef B8_FIG
+	snprintf(name, sizeof(name), "%s at %d: front RSS growth per "
+	    "session", kind, n);
+	f->rss = fig_new("B8", name, "kB", NULL, last ? "<=" : NULL, 4, 1);
+}
+
+/* Measure everything at the current level into m. */
+static void
+b8_measure(struct http *h, const char *body, const struct sess *probe,
+    int level, struct b8_level *m)
+{
+	struct ws	 w;
+	json_t		*j;
+	double		 t0, ms;
+	int		 k, got, nexec = bench_quick ? 100 : 300;
+	int		 nget = level >= 10000 ? 50 : 100;
+	int		 first;
+
+	samples_reset(&m->exec);
+	samples_reset(&m->att);
+	samples_reset(&m->cre);
+	samples_reset(&m->get);
+	samples_reset(&m->del);
+	usleep(200000);		/* the new workers settle */
+	m->front_kb = (double)proc_field_kb(bench_front_pid(), "status",
+	    "VmRSS");
+	m->tmpl_kb = (double)proc_field_kb(bench_template_pid(), "status",
+	    "VmRSS");
+	for (k = 0; k < nexec; k++) {
+		t0 = now_ms();
+		if (http_call(h, "POST", "/v1/exec", "{\"args\":[\"/bin/true\"]}")
+		    == -1 || h->status != 200)
+			fatalx("B8: POST /v1/exec: %d", h->status);
+		samples_add(&m->exec, now_ms() - t0);
+	}
+	for (k = 0; k < B8_EXTRA; k++) {
+		t0 = now_ms();
+		(void)sess_attach(&w, probe, NULL);
+		samples_add(&m->att, now_ms() - t0);
+		ws_close(&w);
+	}
+	for (k = 0; k < nget; k++) {
+		t0 = now_ms();
+		if (http_call(h, "GET", "/v1/sessions", NULL) == -1 ||
+		    h->status != 200)
+			fatalx("B8: GET /v1/sessions: %d", h->status);
+		samples_add(&m->get, now_ms() - t0);
+		if (k == 0) {
+			j = json_loadb(h->body, h->body_len, 0, NULL);
+			got = (int)json_array_size(json_object_get(j,
+			    "sessions"));
+			json_decref(j);
+			if (got != nsessions)
+				fatalx("B8: GET /v1/sessions: %d sessions, "
+				    "want %d", got, nsessions);
+		}
+	}
+	first = nsessions;
+	for (k = 0; k < B8_EXTRA; k++) {
+		(void)sess_create(h, body, &ms);
+		samples_add(&m->cre, ms);
+	}
+	while (nsessions > first)
+		samples_add(&m->del, b8_delete(h, nsessions - 1));
+	check_interrupt();
+}
+
+static void
+b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
+    struct figure *ftotal)
+{
+	const int	*lv = bench_quick ? b8_quick : b8_full;
+	struct b8_level	 m[B8_LEVELS];
+	struct sess	*probe;
+	struct http	 h;
+	double		 t0, build = 0, ms;
+	int		 k, i;
+
+	memset(m, 0, sizeof(m));
+	if (http_open(&h) == -1)
+		fatalx("cannot connect to lodged");
+	probe = sess_create(&h, body, NULL);
+	if (probe != &sessions[0])
+		fatalx("B8: sessions left from an earlier benchmark");
+	for (k = 0; k < B8_LEVELS; k++) {
+		t0 = now_ms();
+		/* sessions[0] is the probe; the level counts the others. */
+		for (i = nsessions - 1; i < lv[k]; i++) {
+			(void)sess_create(&h, body, &ms);
+			if ((i & 255) == 0)
+				check_interrupt();
+		}
+		build += now_ms() - t0;
+		/* The array may have moved: the probe is still the first. */
+		b8_measure(&h, body, &sessions[0], lv[k], &m[k]);
+		progress("B8 run %d, %s at %d: exec p50 %.3f ms, attach p50 "
+		    "%.3f, create p50 %.3f p99 %.3f, GET p50 %.2f p99 %.2f, "
+		    "DELETE p50 %.2f p99 %.2f; front RSS %.0f kB, template "
+		    "%.0f kB", r + 1, kind, lv[k], samples_pct(&m[k].exec, 50),
+		    samples_pct(&m[k].att, 50), samples_pct(&m[k].cre, 50),
+		    samples_pct(&m[k].cre, 99), samples_pct(&m[k].get, 50),
+		    samples_pct(&m[k].get, 99), samples_pct(&m[k].del, 50),
+		    samples_pct(&m[k].del, 99), m[k].front_kb, m[k].tmpl_kb);
+	}
+	for (k = 1; k < B8_LEVELS; k++) {
+		struct b8_figs	*f = &figs[k - 1];
+
+		b8_pct(&m[k].exec, f->exec50, f->exec99, &m[0].exec);
+		b8_pct(&m[k].att, f->att50, f->att99, &m[0].att);
+		b8_pct(&m[k].cre, f->cre50, f->cre99, &m[0].cre);
+		b8_pct(&m[k].get, f->get50, f->get99, &m[0].get);
+		b8_pct(&m[k].del, f->del50, f->del99, &m[0].del);
+		fig_run(f->rss, (m[k].front_kb - m[0].front_kb) / lv[k], NAN);
+		fig_run(f->tmpl, m[k].tmpl_kb, m[0].tmpl_kb);
+	}
+	/* Creating the sessions of the last level: the builds and extras. */
+	fig_run(ftotal, build / 1e3, NAN);
+	http_close(&h);
+	progress("B8 run %d, %s: built %d sessions in %.1f s; deleting them",
+	    r + 1, kind, lv[B8_LEVELS - 1], build / 1e3);
+	(void)sess_delete_all();
+	for (k = 0; k < B8_LEVELS; k++) {
+		samples_free(&m[k].exec);
+		samples_free(&m[k].att);
+		samples_free(&m[k].cre);
+		samples_free(&m[k].get);
+		samples_free(&m[k].del);
+	}
+}
+
+void
+bench_b8(void)
+{
+	static const struct {
+		const char	*kind, *body;
+	} kinds[] = {
+		{ "pipe", "{\"args\":[\"cat\"]}" },
+		{ "PTY", "{\"args\":[\"cat\"],\"pty\":true}" },
+	};
+	const int	*lv = bench_quick ? b8_quick : b8_full;
+	struct b8_figs	 figs[2][B8_LEVELS - 1];
+	struct figure	*ftotal[2];
+	char		 name[96];
+	int		 r, k, i;
+
+	/* Every session is a worker and its cat: two pids, one PTY. */
+	b8_raise(0, sysctl_read("/proc/sys/kernel/pty/nr") +
+	    sysctl_read("/proc/sys/kernel/pty/reserve") + bench_b8_sessions() +
+	    1024);
+	b8_raise(1, b8_tasks() + 2L * bench_b8_sessions() + 4096);
+	for (k = 0; k < 2; k++) {
+		for (i = 1; i < B8_LEVELS; i++)
+			b8_figs_new(&figs[k][i - 1], kinds[k].kind, lv[i],
+			    i == B8_LEVELS - 1);
+		snprintf(name, sizeof(name), "%s: create %d sessions, total",
+		    kinds[k].kind, lv[B8_LEVELS - 1]);
+		ftotal[k] = fig_new("B8", name, "s", NULL, k == 1 ? "<=" :
+		    NULL, 15, 1);
+	}
+	for (r = 0; bench_more_runs("B8", r, 170); r++)
+		for (k = 0; k < 2; k++)
+			b8_kind(r, kinds[k].kind, kinds[k].body, figs[k],
+			    ftotal[k]);
+	b8_restore();
+}

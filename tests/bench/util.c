@@ -142,7 +142,7 @@ samples_free(struct samples *s)
 
 /* ---- processes the bench started ---- */
 
-static pid_t	tracked[4096];
+static pid_t	tracked[32768];	/* B8: 10,000 workers */
 static int	ntracked;
 
 void

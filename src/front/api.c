@@ -47,6 +47,7 @@ static const struct field api_resize_fields[] = {
 
 #define API_WAIT_DEFAULT	30	/* seconds a wait lasts, unless told */
 #define API_WAIT_MAX		3600
+#define API_LIST_MAX		100000	/* sessions in a page */
 
 static int	api_peer_restricted(struct conn *);
 static int	api_peer_owns(struct conn *, struct session *);
@@ -173,14 +174,40 @@ api_list_owned(struct session *s, void *arg)
 	return (api_peer_owns(arg, s));
 }
 
+/*
+ * GET /v1/sessions[?limit=N[&after=ID]]: all sessions, or a page of at
+ * most N after the id ID, so that a client of many sessions need not
+ * take them all at once.
+ */
 static void
 api_list(struct conn *c)
 {
-	char	*body;
+	char	*body, v[16], after[HTTPHEAD_REF_MAX] = "", *end;
 	size_t	 len;
+	long	 limit = 0;
+	int	 n;
 
+	if ((n = httphead_query(c->h.query, "limit", v, sizeof(v))) != -1) {
+		errno = 0;
+		limit = n > 0 && v[0] >= '0' && v[0] <= '9' ?
+		    strtol(v, &end, 10) : -1;
+		if (n <= 0 || *end != '\0' || errno != 0 || limit < 1 ||
+		    limit > API_LIST_MAX) {
+			conn_reply_error(c, 400, "bad_request", "'limit' must "
+			    "be a number of sessions from 1 to %d",
+			    API_LIST_MAX);
+			return;
+		}
+	}
+	if ((n = httphead_query(c->h.query, "after", after,
+	    sizeof(after))) != -1 && (limit == 0 || n <= 0 ||
+	    !api_ref_valid(after))) {
+		conn_reply_error(c, 400, "bad_request", "'after' must be a "
+		    "session id, and comes with 'limit'");
+		return;
+	}
 	if ((body = registry_list(&len, api_peer_restricted(c) ?
-	    api_list_owned : NULL, c)) == NULL) {
+	    api_list_owned : NULL, c, after, (int)limit)) == NULL) {
 		conn_reply_error(c, 500, "internal", "out of memory");
 		return;
 	}

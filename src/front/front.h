@@ -280,8 +280,8 @@ struct session *registry_find(const char *ref);
 struct session *registry_find_id(const char *id);
 int	registry_name_taken(const char *name);
 int	registry_count(void);
-char	*registry_list(size_t *, int (*)(struct session *, void *),
-	    void *);
+char	*registry_list(size_t *, int (*)(struct session *, void *), void *,
+	    const char *after, int limit);
 void	registry_foreach(void (*)(struct session *, void *), void *);
 struct session *registry_add(const char *id, const char *name, int fd);
 void	registry_remove(struct session *);

@@ -120,38 +120,83 @@ registry_count(void)
 	return (registry_nsessions);
 }
 
+/* The first session listed after id ("": from the first), in id order. */
+static struct session *
+registry_list_start(const char *after)
+{
+	struct session	key, *s;
+
+	if (after[0] == '\0')
+		return (RB_MIN(session_ids, &sessions_by_id));
+	strlcpy(key.id, after, sizeof(key.id));	/* longer: its prefix */
+	for (s = RB_NFIND(session_ids, &sessions_by_id, &key);
+	    s != NULL && strcmp(s->id, after) <= 0;
+	    s = RB_NEXT(session_ids, &sessions_by_id, s))
+		;
+	return (s);
+}
+
+static int
+registry_listed(struct session *s, int (*keep)(struct session *, void *),
+    void *arg)
+{
+	return (s->ready && !s->gone && s->json != NULL &&
+	    (keep == NULL || keep(s, arg)));
+}
+
 /*
  * The reply of GET /v1/sessions, built from each session's serialised
- * object: a thousand sessions are a memcpy each, not a JSON encoding.
+ * object: a thousand sessions are a memcpy each, not a JSON encoding.  A
+ * page (limit > 0) holds at most limit sessions after the id after, and
+ * "next", the last one's id, if more follow: it costs the page, not the
+ * sessions before it.
  */
 char *
-registry_list(size_t *lenp, int (*keep)(struct session *, void *), void *arg)
+registry_list(size_t *lenp, int (*keep)(struct session *, void *), void *arg,
+    const char *after, int limit)
 {
 	static const char	 head[] = "{\"sessions\":[", tail[] = "]}";
-	struct session		*s;
+	static const char	 next[] = "],\"next\":\"";
+	struct session		*s, *first = registry_list_start(after);
+	struct session		*last = NULL;
 	size_t			 len = sizeof(head) - 1 + sizeof(tail) - 1;
 	char			*out, *p;
+	int			 n = 0;
 
-	RB_FOREACH(s, session_ids, &sessions_by_id)
-		if (s->ready && !s->gone && s->json != NULL &&
-		    (keep == NULL || keep(s, arg)))
+	for (s = first; s != NULL && (limit == 0 || n < limit);
+	    s = RB_NEXT(session_ids, &sessions_by_id, s))
+		if (registry_listed(s, keep, arg)) {
 			len += s->json_len + 1;
+			last = s;
+			n++;
+		}
+	for (; s != NULL; s = RB_NEXT(session_ids, &sessions_by_id, s))
+		if (registry_listed(s, keep, arg))
+			break;
+	if (s == NULL)
+		last = NULL;	/* nothing follows the page */
+	else
+		len += sizeof(next) - 1 + strlen(last->id) + 2;
 	if ((out = malloc(len)) == NULL)
 		return (NULL);
 	p = out;
 	memcpy(p, head, sizeof(head) - 1);
 	p += sizeof(head) - 1;
-	RB_FOREACH(s, session_ids, &sessions_by_id) {
-		if (!s->ready || s->gone || s->json == NULL ||
-		    (keep != NULL && !keep(s, arg)))
+	for (s = first; n > 0; s = RB_NEXT(session_ids, &sessions_by_id, s)) {
+		if (!registry_listed(s, keep, arg))
 			continue;
 		if (p[-1] != '[')
 			*p++ = ',';
 		memcpy(p, s->json, s->json_len);
 		p += s->json_len;
+		n--;
 	}
-	memcpy(p, tail, sizeof(tail) - 1);
-	p += sizeof(tail) - 1;
+	if (last != NULL)
+		p += sprintf(p, "%s%s\"}", next, last->id);
+	else {
+		memcpy(p, tail, sizeof(tail) - 1);
+		p += sizeof(tail) - 1;
+	}
 	*lenp = (size_t)(p - out);
 	return (out);
 }

@@ -123,6 +123,55 @@ class TestManySessions(lt.DaemonPerTest):
             self.assertEqual(st, 204, b)
 
 
+class TestPagedList(lt.DaemonPerTest):
+    """GET /v1/sessions?limit=N&after=ID: pages in id order that add up
+    to the whole list, "next" on every page but the last."""
+
+    async def test_pages(self):
+        ids = sorted(self.create({"args": ["cat"]})["id"] for _ in range(7))
+        whole = self.d.json("GET", "/v1/sessions")
+        self.assertEqual([s["id"] for s in whole["sessions"]], ids)
+        self.assertNotIn("next", whole)
+        got, after, pages = [], None, []
+        while True:
+            q = "?limit=3" + ("&after=" + after if after else "")
+            page = self.d.json("GET", "/v1/sessions" + q)
+            pages.append(page)
+            self.assertLessEqual(len(page["sessions"]), 3, page)
+            got += page["sessions"]
+            if "next" not in page:
+                break
+            self.assertEqual(page["next"], page["sessions"][-1]["id"])
+            after = page["next"]
+        self.assertEqual([len(p["sessions"]) for p in pages], [3, 3, 1])
+        self.assertEqual(got, whole["sessions"])
+        # A page that ends with the last session says so.
+        self.assertEqual(self.d.json("GET", "/v1/sessions?limit=7"), whole)
+        # after need not name a session: what sorts after it.
+        page = self.d.json("GET", "/v1/sessions?limit=100&after=" +
+                           ids[3][:-1])
+        self.assertEqual([s["id"] for s in page["sessions"]], ids[3:])
+        page = self.d.json("GET", "/v1/sessions?limit=2&after=" + ids[-1])
+        self.assertEqual(page, {"sessions": []})
+        long_ref = ids[1] + "z" * (64 - len(ids[1]))
+        page = self.d.json("GET", "/v1/sessions?limit=100&after=" +
+                           long_ref)
+        self.assertEqual([s["id"] for s in page["sessions"]], ids[2:])
+
+    async def test_bad_queries(self):
+        self.create({"args": ["cat"]})
+        for q in ("limit=0", "limit=-1", "limit=x", "limit=", "limit=1e3",
+                  "limit=100001", "limit=99999999999999999999",
+                  "after=abc", "limit=2&after=", "limit=2&after=a%2Fb",
+                  "limit=2&after=" + "a" * 65):
+            r = self.d.request("GET", "/v1/sessions?" + q)
+            self.assertEqual(r.status, 400, (q, r))
+            self.assertEqual(r.json()["error"]["code"], "bad_request", q)
+        # and the daemon lists as before
+        self.assertEqual(len(self.d.json("GET", "/v1/sessions")["sessions"]),
+                         1)
+
+
 class TestPtyLimit(lt.DaemonPerTest):
     """kernel.pty.max lowered to the PTYs in use, for as long as it takes
     one create: the create gets 503 naming the limit; pipe sessions, a

@@ -505,7 +505,52 @@ struct b8_figs {
 struct b8_level {
 	struct samples	 exec, att, cre, get, del;
 	double		 front_kb, tmpl_kb;
+	double		 slab_kb, stack_kb, ptab_kb;	/* the kernel's */
+	double		 worker_pss, child_pss;	/* kB, a sample's average */
 };
+
+static double
+meminfo_kb(const char *field)
+{
+	char	line[256];
+	FILE	*f;
+	size_t	n = strlen(field);
+	double	v = NAN;
+
+	if ((f = fopen("/proc/meminfo", "re")) == NULL)
+		return (NAN);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, field, n) == 0 && line[n] == ':') {
+			v = strtod(line + n + 1, NULL);
+			break;
+		}
+	fclose(f);
+	return (v);
+}
+
+/* The kernel's memory, and the PSS of up to 200 workers and children. */
+static void
+b8_memory(struct b8_level *m)
+{
+	struct smaps	sm;
+	double		w = 0, c = 0;
+	int		k, n = 0, step = nsessions / 200 + 1;
+
+	m->slab_kb = meminfo_kb("Slab");
+	m->stack_kb = meminfo_kb("KernelStack");
+	m->ptab_kb = meminfo_kb("PageTables");
+	for (k = 0; k < nsessions; k += step) {
+		if (smaps_read(sessions[k].worker, &sm) == -1)
+			continue;
+		w += sm.pss;
+		if (smaps_read(sessions[k].child, &sm) == -1)
+			continue;
+		c += sm.pss;
+		n++;
+	}
+	m->worker_pss = n > 0 ? w / n : NAN;
+	m->child_pss = n > 0 ? c / n : NAN;
+}
 
 static void
 b8_figs_new(struct b8_figs *f, const char *kind, int n, int last)
@@ -557,6 +602,7 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 	    "VmRSS");
 	m->tmpl_kb = (double)proc_field_kb(bench_template_pid(), "status",
 	    "VmRSS");
+	b8_memory(m);
 	for (k = 0; k < nexec; k++) {
 		t0 = now_ms();
 		if (http_call(h, "POST", "/v1/exec", "{\"args\":[\"/bin/true\"]}")
@@ -644,6 +690,16 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 		fig_run(f->rss, (m[k].front_kb - m[0].front_kb) / lv[k], NAN);
 		fig_run(f->tmpl, m[k].tmpl_kb, m[0].tmpl_kb);
 	}
+	k = B8_LEVELS - 1;
+	if (r == 0)
+		note("B8 %s at %d, per session: front RSS %.2f kB, worker PSS "
+		    "%.0f kB, its cat's PSS %.0f kB; kernel slab %.1f kB, "
+		    "kernel stacks %.1f kB, page tables %.1f kB (machine-wide "
+		    "growth over 0 sessions)", kind, lv[k], (m[k].front_kb -
+		    m[0].front_kb) / lv[k], m[k].worker_pss, m[k].child_pss,
+		    (m[k].slab_kb - m[0].slab_kb) / lv[k], (m[k].stack_kb -
+		    m[0].stack_kb) / lv[k], (m[k].ptab_kb - m[0].ptab_kb) /
+		    lv[k]);
 	/* Creating the sessions of the last level: the builds and extras. */
 	fig_run(ftotal, build / 1e3, NAN);
 	http_close(&h);

@@ -3,7 +3,8 @@
 //! connection; dropping an exec stream's handle drops its connection (the
 //! daemon then kills the process), dropping an attach handle detaches.
 //!
-//! REST calls speak HTTP/1.1 directly on a tokio `TcpStream`, one
+//! REST calls speak HTTP/1.1 directly on a tokio `TcpStream` (or the
+//! daemon's Unix socket, with [`Config::socket`](crate::Config)), one
 //! connection per call: the daemon's replies always carry
 //! `Content-Length`, and this keeps hyper's tree out of the build.
 
@@ -13,8 +14,8 @@ use std::time::Duration;
 
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{FutureExt, SinkExt, StreamExt};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::{watch, Mutex};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
@@ -27,7 +28,11 @@ use crate::types::*;
 use crate::wire::{self, ServerMessage, Signal};
 use crate::{Error, Result};
 
-type Ws = WebSocketStream<TcpStream>;
+/// A connection to the daemon: TCP or its Unix socket.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+type Ws = WebSocketStream<Box<dyn Io>>;
 
 /// An async client of one lodged.
 #[derive(Clone, Debug)]
@@ -38,20 +43,6 @@ pub struct Sandbox {
 /// Connect with `LODGE_URL` and `LODGE_TOKEN` from the environment.
 pub async fn connect() -> Result<Sandbox> {
     Sandbox::with_config(Config::from_env()?)
-}
-
-struct Reply {
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
 }
 
 async fn timed<T>(
@@ -79,14 +70,29 @@ impl Sandbox {
         Sandbox::with_config(Config::new(url, token))
     }
 
-    async fn tcp(&self) -> Result<TcpStream> {
+    async fn io(&self) -> Result<Box<dyn Io>> {
+        if let Some(path) = &self.cfg.socket {
+            let s = timed(Some(self.cfg.connect_timeout), "connect", async {
+                Ok(UnixStream::connect(path).await?)
+            })
+            .await?;
+            return Ok(Box::new(s));
+        }
         let auth = self.cfg.authority()?;
         let s = timed(Some(self.cfg.connect_timeout), "connect", async {
             Ok(TcpStream::connect(&auth).await?)
         })
         .await?;
         s.set_nodelay(true)?;
-        Ok(s)
+        Ok(Box::new(s))
+    }
+
+    /// The bearer token, sent over TCP only.
+    fn token(&self) -> Option<&str> {
+        match self.cfg.socket {
+            Some(_) => None,
+            None => self.cfg.token.as_deref(),
+        }
     }
 
     async fn http(
@@ -94,47 +100,30 @@ impl Sandbox {
         method: &str,
         path: &str,
         body: Option<serde_json::Value>,
-    ) -> Result<Reply> {
+    ) -> Result<rest::Reply> {
         timed(self.cfg.request_timeout, "request", async {
-            let mut s = self.tcp().await?;
+            let mut s = self.io().await?;
             let body = body.map(|b| b.to_string()).unwrap_or_default();
-            let mut head = format!(
-                "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
-                self.cfg.authority()?,
-                body.len()
-            );
-            if !body.is_empty() {
-                head.push_str("Content-Type: application/json\r\n");
-            }
-            if let Some(t) = &self.cfg.token {
-                head.push_str(&format!("Authorization: Bearer {t}\r\n"));
-            }
-            head.push_str("\r\n");
+            let host = self.cfg.authority()?;
+            let head = rest::request_head(method, path, &host, self.token(), body.len());
             s.write_all(head.as_bytes()).await?;
             s.write_all(body.as_bytes()).await?;
             let mut r = BufReader::new(s);
             let mut line = String::new();
             r.read_line(&mut line).await?;
-            let status: u16 = line
-                .split_whitespace()
-                .nth(1)
-                .and_then(|c| c.parse().ok())
-                .ok_or_else(|| Error::Protocol(format!("bad status line {line:?}")))?;
-            let mut headers = Vec::new();
+            let status = rest::status_of(&line)?;
+            let mut reply = rest::Reply {
+                headers: Vec::new(),
+                body: Vec::new(),
+            };
             loop {
                 line.clear();
                 if r.read_line(&mut line).await? == 0 || line == "\r\n" {
                     break;
                 }
-                if let Some((k, v)) = line.split_once(':') {
-                    headers.push((k.trim().to_string(), v.trim().to_string()));
-                }
+                reply.headers.extend(rest::header_of(&line));
             }
-            let mut reply = Reply {
-                headers,
-                body: Vec::new(),
-            };
-            match reply.header("Content-Length").and_then(|v| v.parse::<u64>().ok()) {
+            match reply.content_length() {
                 Some(n) => {
                     (&mut r).take(n).read_to_end(&mut reply.body).await?;
                 }
@@ -285,11 +274,11 @@ impl Sandbox {
 
     async fn ws(&self, path: &str) -> Result<Ws> {
         let auth = self.cfg.authority()?;
-        let sock = self.tcp().await?;
+        let sock = self.io().await?;
         let mut req = format!("ws://{auth}{path}")
             .into_client_request()
             .map_err(|e| Error::Config(e.to_string()))?;
-        if let Some(t) = &self.cfg.token {
+        if let Some(t) = self.token() {
             let v = format!("Bearer {t}")
                 .parse()
                 .map_err(|_| Error::Config("token is not a header value".into()))?;

@@ -1,8 +1,11 @@
-//! The blocking client: REST over `ureq`, WebSockets over `tungstenite`,
-//! one reader thread per stream that calls the output callbacks in order.
+//! The blocking client: REST over `ureq` (HTTP/1.1 by hand on the Unix
+//! socket, which `ureq` cannot reach), WebSockets over `tungstenite`, one
+//! reader thread per stream that calls the output callbacks in order.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
@@ -33,6 +36,7 @@ impl std::fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sandbox")
             .field("url", &self.cfg.url)
+            .field("socket", &self.cfg.socket)
             .finish()
     }
 }
@@ -99,13 +103,80 @@ impl Sandbox {
         method: &str,
         path: &str,
         body: Option<serde_json::Value>,
-    ) -> Result<ureq::Response> {
-        let r = self.req(method, path);
+    ) -> Result<rest::Reply> {
+        self.call_within(method, path, body, self.cfg.request_timeout)
+    }
+
+    /// One REST call, its reply read whole; `timeout` bounds it.
+    fn call_within(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<serde_json::Value>,
+        timeout: Option<Duration>,
+    ) -> Result<rest::Reply> {
+        if let Some(sock) = &self.cfg.socket {
+            return self.call_unix(sock, method, path, body, timeout);
+        }
+        let mut r = self.req(method, path);
+        if let Some(t) = timeout {
+            r = r.timeout(t);
+        }
         let res = match body {
             Some(b) => r.send_json(b),
             None => r.call(),
         };
-        res.map_err(http_error)
+        let resp = res.map_err(http_error)?;
+        let headers = resp
+            .headers_names()
+            .into_iter()
+            .filter_map(|k| resp.header(&k).map(|v| (k.clone(), v.to_string())))
+            .collect();
+        let mut body = Vec::new();
+        resp.into_reader().read_to_end(&mut body)?;
+        Ok(rest::Reply { headers, body })
+    }
+
+    /// HTTP/1.1 on the Unix socket, one connection per call (the daemon's
+    /// replies carry `Content-Length`).
+    fn call_unix(
+        &self,
+        sock: &Path,
+        method: &str,
+        path: &str,
+        body: Option<serde_json::Value>,
+        timeout: Option<Duration>,
+    ) -> Result<rest::Reply> {
+        let s = UnixStream::connect(sock)?;
+        s.set_read_timeout(timeout)?;
+        s.set_write_timeout(timeout)?;
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let head = rest::request_head(method, path, "localhost", None, body.len());
+        (&s).write_all(head.as_bytes())?;
+        (&s).write_all(body.as_bytes())?;
+        let mut r = BufReader::new(&s);
+        let mut line = String::new();
+        r.read_line(&mut line)?;
+        let status = rest::status_of(&line)?;
+        let mut reply = rest::Reply {
+            headers: Vec::new(),
+            body: Vec::new(),
+        };
+        loop {
+            line.clear();
+            if r.read_line(&mut line)? == 0 || line == "\r\n" {
+                break;
+            }
+            reply.headers.extend(rest::header_of(&line));
+        }
+        match reply.content_length() {
+            Some(n) => r.take(n).read_to_end(&mut reply.body)?,
+            None => r.read_to_end(&mut reply.body)?,
+        };
+        if !(200..300).contains(&status) {
+            return Err(Error::from_reply(status, &reply.body));
+        }
+        Ok(reply)
     }
 
     fn json(
@@ -115,9 +186,8 @@ impl Sandbox {
         body: Option<serde_json::Value>,
     ) -> Result<serde_json::Value> {
         let resp = self.call(method, path, body)?;
-        let mut buf = Vec::new();
-        resp.into_reader().read_to_end(&mut buf)?;
-        serde_json::from_slice(&buf).map_err(|e| Error::Protocol(format!("bad JSON reply: {e}")))
+        serde_json::from_slice(&resp.body)
+            .map_err(|e| Error::Protocol(format!("bad JSON reply: {e}")))
     }
 
     /// `GET /v1/health`.
@@ -207,9 +277,11 @@ impl Sandbox {
         let resp = self.call("GET", &path, None)?;
         let num = |h: &str| resp.header(h).and_then(|v| v.parse().ok()).unwrap_or(0);
         let (start, end) = (num("Lodge-Log-Start"), num("Lodge-Log-End"));
-        let mut data = Vec::new();
-        resp.into_reader().read_to_end(&mut data)?;
-        Ok(SessionLog { data, start, end })
+        Ok(SessionLog {
+            data: resp.body,
+            start,
+            end,
+        })
     }
 
     /// Wait for a session's process to exit (the daemon's `/wait` long
@@ -217,14 +289,9 @@ impl Sandbox {
     pub fn wait_session(&self, r: &str) -> Result<ExitStatus> {
         let path = format!("/v1/sessions/{}/wait?timeout=30", segment(r));
         loop {
-            let resp = self
-                .req("GET", &path)
-                .timeout(Duration::from_secs(30) + self.cfg.connect_timeout * 2)
-                .call()
-                .map_err(http_error)?;
-            let mut buf = Vec::new();
-            resp.into_reader().read_to_end(&mut buf)?;
-            let s: Session = serde_json::from_slice(&buf)
+            let bound = Duration::from_secs(30) + self.cfg.connect_timeout * 2;
+            let resp = self.call_within("GET", &path, None, Some(bound))?;
+            let s: Session = serde_json::from_slice(&resp.body)
                 .map_err(|e| Error::Protocol(format!("bad JSON reply: {e}")))?;
             if s.exited() {
                 return Ok(ExitStatus {
@@ -236,7 +303,10 @@ impl Sandbox {
         }
     }
 
-    fn ws(&self, path: &str) -> Result<(WebSocket<Shared>, Shared)> {
+    fn open(&self) -> Result<Conn> {
+        if let Some(sock) = &self.cfg.socket {
+            return Ok(Conn::Unix(UnixStream::connect(sock)?));
+        }
         let auth = self.cfg.authority()?;
         let addr = auth
             .to_socket_addrs()?
@@ -244,6 +314,12 @@ impl Sandbox {
             .ok_or_else(|| Error::Config(format!("cannot resolve {auth}")))?;
         let sock = TcpStream::connect_timeout(&addr, self.cfg.connect_timeout)?;
         sock.set_nodelay(true)?;
+        Ok(Conn::Tcp(sock))
+    }
+
+    fn ws(&self, path: &str) -> Result<(WebSocket<Shared>, Shared)> {
+        let auth = self.cfg.authority()?;
+        let sock = self.open()?;
         sock.set_read_timeout(Some(self.cfg.connect_timeout.max(Duration::from_secs(30))))?;
         let shared = Shared {
             sock: Arc::new(sock),
@@ -252,7 +328,7 @@ impl Sandbox {
         let mut req = format!("ws://{auth}{path}")
             .into_client_request()
             .map_err(|e| Error::Config(e.to_string()))?;
-        if let Some(t) = &self.cfg.token {
+        if let (Some(t), None) = (&self.cfg.token, &self.cfg.socket) {
             let v = format!("Bearer {t}")
                 .parse()
                 .map_err(|_| Error::Config("token is not a header value".into()))?;
@@ -490,11 +566,54 @@ fn pump(
     }
 }
 
+/// A connection to the daemon: TCP, or its Unix socket.
+pub(crate) enum Conn {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Conn {
+    fn set_read_timeout(&self, d: Option<Duration>) -> std::io::Result<()> {
+        match self {
+            Conn::Tcp(s) => s.set_read_timeout(d),
+            Conn::Unix(s) => s.set_read_timeout(d),
+        }
+    }
+
+    fn shutdown(&self, how: Shutdown) -> std::io::Result<()> {
+        match self {
+            Conn::Tcp(s) => s.shutdown(how),
+            Conn::Unix(s) => s.shutdown(how),
+        }
+    }
+}
+
+impl Read for &Conn {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => (&*s).read(buf),
+            Conn::Unix(s) => (&*s).read(buf),
+        }
+    }
+}
+
+impl Write for &Conn {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => (&*s).write(buf),
+            Conn::Unix(s) => (&*s).write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A socket shared by the reader and the writers; a write goes out whole
 /// under the lock, so frames never interleave.
 #[derive(Clone)]
 pub(crate) struct Shared {
-    sock: Arc<TcpStream>,
+    sock: Arc<Conn>,
     lock: Arc<Mutex<()>>,
 }
 

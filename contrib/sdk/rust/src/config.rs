@@ -1,5 +1,6 @@
 //! Where the daemon is and how long to wait for it.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::{Error, Result};
@@ -8,9 +9,12 @@ use crate::{Error, Result};
 /// are client-side, unrelated to a command's server-side `timeoutSeconds`.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// `http://host:port`.
+    /// `http://host:port`; not used when `socket` is set.
     pub url: String,
-    /// The bearer token.
+    /// The daemon's Unix socket (`lodged.sock`), which needs no token: the
+    /// blocking client then speaks over it instead of TCP.
+    pub socket: Option<PathBuf>,
+    /// The bearer token (not sent over the Unix socket).
     pub token: Option<String>,
     /// Bound on establishing a TCP connection.
     pub connect_timeout: Duration,
@@ -25,6 +29,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             url: "http://127.0.0.1:5634".into(),
+            socket: None,
             token: None,
             connect_timeout: Duration::from_secs(10),
             request_timeout: None,
@@ -34,19 +39,35 @@ impl Default for Config {
 }
 
 impl Config {
-    /// From `LODGE_URL` and `LODGE_TOKEN` (or `$LODGE_RUNDIR/token`).
+    /// From `LODGE_URL` and `LODGE_TOKEN` (or `$LODGE_RUNDIR/token`);
+    /// without `LODGE_URL`, the Unix socket `$LODGE_RUNDIR/lodged.sock`
+    /// (`/run/lodge/lodged.sock`). `LODGE_URL=unix:PATH` names a socket.
     pub fn from_env() -> Result<Config> {
         let mut c = Config::default();
-        if let Ok(u) = std::env::var("LODGE_URL") {
-            c.url = u;
+        let dir = std::env::var("LODGE_RUNDIR").unwrap_or_else(|_| "/run/lodge".into());
+        match std::env::var("LODGE_URL") {
+            Ok(u) if !u.is_empty() => match u.strip_prefix("unix:") {
+                Some(path) => c.socket = Some(path.into()),
+                None => c.url = u,
+            },
+            _ => c.socket = Some(PathBuf::from(&dir).join("lodged.sock")),
         }
-        c.token = std::env::var("LODGE_TOKEN").ok().or_else(|| {
-            let dir = std::env::var("LODGE_RUNDIR").unwrap_or_else(|_| "/run/lodge".into());
-            std::fs::read_to_string(format!("{dir}/token"))
-                .ok()
-                .map(|t| t.trim().to_string())
-        });
+        if c.socket.is_none() {
+            c.token = std::env::var("LODGE_TOKEN").ok().or_else(|| {
+                std::fs::read_to_string(format!("{dir}/token"))
+                    .ok()
+                    .map(|t| t.trim().to_string())
+            });
+        }
         Ok(c)
+    }
+
+    /// Over the daemon's Unix socket at `path`.
+    pub fn unix(path: impl Into<PathBuf>) -> Config {
+        Config {
+            socket: Some(path.into()),
+            ..Config::default()
+        }
     }
 
     /// With an explicit URL and token.
@@ -58,8 +79,11 @@ impl Config {
         }
     }
 
-    /// `host:port` of the URL.
+    /// `host:port` of the URL (`localhost` on the Unix socket).
     pub(crate) fn authority(&self) -> Result<String> {
+        if self.socket.is_some() {
+            return Ok("localhost".into());
+        }
         let rest = self
             .url
             .strip_prefix("http://")

@@ -178,3 +178,57 @@ pub(crate) fn attach_query(
         format!("?{}", q.join("&"))
     }
 }
+
+/// A REST reply, read whole.
+pub(crate) struct Reply {
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Reply {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub(crate) fn content_length(&self) -> Option<u64> {
+        self.header("Content-Length").and_then(|v| v.parse().ok())
+    }
+}
+
+/// The head of a request sent by hand, one connection per call.
+pub(crate) fn request_head(
+    method: &str,
+    path: &str,
+    host: &str,
+    token: Option<&str>,
+    body_len: usize,
+) -> String {
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {body_len}\r\n"
+    );
+    if body_len > 0 {
+        head.push_str("Content-Type: application/json\r\n");
+    }
+    if let Some(t) = token {
+        head.push_str(&format!("Authorization: Bearer {t}\r\n"));
+    }
+    head.push_str("\r\n");
+    head
+}
+
+/// The status of a reply's status line.
+pub(crate) fn status_of(line: &str) -> Result<u16> {
+    line.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| Error::Protocol(format!("bad status line {line:?}")))
+}
+
+/// A header line's name and value.
+pub(crate) fn header_of(line: &str) -> Option<(String, String)> {
+    line.split_once(':')
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+}

@@ -65,7 +65,9 @@ public final class SessionAttachHandle implements AutoCloseable {
 				return;
 			}
 			LodgeException e = Waits.unwrap(err);
-			if (e instanceof ApiException || !firstAttached.isDone() && reconnects == 0)
+			// a 503 (a worker busy, a limit reached for now) may pass
+			boolean refused = e instanceof ApiException && !(e instanceof UnavailableException);
+			if (refused || !firstAttached.isDone() && reconnects == 0)
 				fail(e);
 			else
 				retry(e);

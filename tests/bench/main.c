@@ -446,7 +446,7 @@ free_port(void)
 static int
 lodged_try(const char *lodged)
 {
-	char	listen[64], maxs[32], path[600], log[600];
+	char	listen[64], maxs[32], budget[32], path[600], log[600];
 	struct http h;
 	FILE	*f;
 	pid_t	 pid;
@@ -455,6 +455,9 @@ lodged_try(const char *lodged)
 	bench_port = free_port();
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", bench_port);
 	snprintf(maxs, sizeof(maxs), "%d", max_sessions + 64);
+	/* Every session's 1 MiB ring in the budget (B8: past 1/4 of RAM). */
+	snprintf(budget, sizeof(budget), "%llu",
+	    (unsigned long long)(max_sessions + 64) * MIB);
 	snprintf(log, sizeof(log), "%s/lodged.log", bench_workdir);
 	if ((pid = fork()) == -1)
 		fatalx("fork: %s", strerror(errno));
@@ -465,7 +468,7 @@ lodged_try(const char *lodged)
 		}
 		execl(lodged, lodged, "--foreground", "--listen", listen,
 		    "--runtime-dir", rundir, "--max-sessions", maxs,
-		    (char *)NULL);
+		    "--buffer-budget", budget, (char *)NULL);
 		_exit(127);
 	}
 	lodged_pid = pid;

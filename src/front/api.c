@@ -19,6 +19,7 @@
 
 #include <libwebsockets.h>
 
+#include "base64.h"
 #include "fields.h"
 #include "front.h"
 #include "inputq.h"
@@ -516,29 +517,6 @@ out:
 	msgpack_sbuffer_destroy(&body);
 }
 
-/* Strict base64 (standard or URL-safe alphabet, padding optional). */
-static int
-api_base64_valid(const char *p, size_t len)
-{
-	size_t	i, pad = 0;
-
-	for (i = 0; i < len; i++) {
-		char ch = p[i];
-
-		if (ch == '=') {
-			pad++;
-			continue;
-		}
-		if (pad > 0 || !((ch >= 'A' && ch <= 'Z') ||
-		    (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-		    ch == '+' || ch == '/' || ch == '-' || ch == '_'))
-			return (0);
-	}
-	if (pad > 2 || (pad > 0 && len % 4 != 0) || (len - pad) % 4 == 1)
-		return (0);
-	return (1);
-}
-
 static void
 api_input(struct conn *c, struct session *s)
 {
@@ -561,7 +539,7 @@ api_input(struct conn *c, struct session *s)
 		    "(a string) or 'dataBase64' (a base64 string)");
 		goto out;
 	}
-	if (hasb64 && !api_base64_valid(b64, b64len)) {
+	if (hasb64 && !base64_valid(b64, b64len)) {
 		conn_reply_error(c, 400, "bad_request",
 		    "'dataBase64' is not valid base64");
 		goto out;

@@ -32,6 +32,7 @@
 
 #include "front.h"
 #include "log.h"
+#include "token.h"
 
 #define AUTH_TOKEN_BYTES	32
 
@@ -243,9 +244,7 @@ auth_check(const struct httphead *h)
 		len = (size_t)n;
 	} else
 		return (0);
-	if (len != front->token_len)
-		return (0);
-	return (lws_timingsafe_bcmp(v, front->token, (uint32_t)len) == 0);
+	return (token_equal(v, len, front->token, front->token_len));
 }
 
 /* 1 when requests on this listener need no token: --no-auth on TCP. */

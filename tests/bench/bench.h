@@ -99,6 +99,7 @@ struct ws {
 };
 extern size_t ws_bufsize;
 int	 ws_open(struct ws *, const char *path);
+int	 ws_open_port(struct ws *, int port, const char *path);
 int	 ws_handshake_send(struct ws *, const char *path, char *key,
 	    size_t keylen);
 int	 ws_handshake_recv(struct ws *, const char *key);
@@ -122,11 +123,17 @@ double	 floor_pipe_cmd(char *const argv[], uint64_t *bytes);
 double	 floor_pipe_c2c(uint64_t total, size_t blk);
 double	 floor_tcp_c2c(uint64_t total, size_t blk);
 double	 floor_pty_cmd(const char *cmd, uint64_t expect);
-void	 floor_pty_echo(struct samples *, int n);
+void	 floor_pty_keys(const char *cmd, struct samples *, int n);
 void	 floor_tcp_echo(struct samples *, int n);
 void	 floor_tcp_fetch(struct samples *, int n, size_t bytes);
+int	 floor_listen(int *port);
+pid_t	 floor_pty_start(const char *cmd, int *master, int *slave);
 int	 floor_dtach_pss(const char *dir, int n, double *pss_kb,
 	    double *rss_kb, double *dirty_kb);
+
+/* relay.c: B4's floor, a minimal WebSocket-to-PTY relay */
+pid_t	 relay_start(const char *cmd, int *port, pid_t *cmd_pid);
+void	 relay_stop(pid_t relay, pid_t cmd);
 
 /* main.c: figures, notes, sessions */
 struct figure {

@@ -389,6 +389,12 @@ ws_handshake_recv(struct ws *w, const char *key)
 int
 ws_open(struct ws *w, const char *path)
 {
+	return (ws_open_port(w, bench_port, path));
+}
+
+int
+ws_open_port(struct ws *w, int port, const char *path)
+{
 	char	key[32];
 
 	memset(w, 0, sizeof(*w));
@@ -399,7 +405,7 @@ ws_open(struct ws *w, const char *path)
 	w->cap = ws_bufsize < WS_TAIL_ROOM * 2 ? WS_TAIL_ROOM * 2 : ws_bufsize;
 	if ((w->buf = malloc(w->cap + 1)) == NULL)
 		fatalx("out of memory");
-	if ((w->fd = tcp_connect(bench_port)) == -1)
+	if ((w->fd = tcp_connect(port)) == -1)
 		return (-1);
 	if (ws_handshake_send(w, path, key, sizeof(key)) == -1)
 		return (-1);

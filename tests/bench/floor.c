@@ -2,9 +2,9 @@
  * floor.c: each benchmark's floor, the same work done without lodged.
  *
  * posix_spawn + waitpid of /bin/true; a command writing into a raw pipe or
- * a raw PTY read by the bench; C-to-C pipe and loopback TCP streams; a raw
- * PTY echo and a loopback TCP one-byte echo; a loopback TCP fetch; dtach's
- * per-session process.  The children are forked or spawned here and waited
+ * a raw PTY read by the bench; C-to-C pipe and loopback TCP streams;
+ * keystrokes on a raw PTY and a loopback TCP one-byte echo; a loopback TCP
+ * fetch; dtach's per-session process.  The children are forked or spawned here and waited
  * for here.
  */
 #include <sys/types.h>
@@ -133,7 +133,7 @@ floor_pipe_c2c(uint64_t total, size_t blk)
 	return ((now_ms() - t0) / 1e3);
 }
 
-static int
+int
 floor_listen(int *port)
 {
 	struct sockaddr_in	sin;
@@ -192,7 +192,7 @@ floor_tcp_c2c(uint64_t total, size_t blk)
 }
 
 /* sh -c cmd on a fresh PTY (its controlling terminal). */
-static pid_t
+pid_t
 floor_pty_start(const char *cmd, int *master, int *slave)
 {
 	int	m, s;
@@ -256,29 +256,36 @@ floor_pty_cmd(const char *cmd, uint64_t expect)
 	return ((t - t0) / 1e3);
 }
 
-/* One-byte round trips through `stty raw -echo; cat` on a raw PTY. */
+/*
+ * One-byte round trips through cmd on a fresh PTY, from its ready mark R
+ * on: each byte written is timed to its echo (other bytes are skipped).
+ */
 void
-floor_pty_echo(struct samples *s, int n)
+floor_pty_keys(const char *cmd, struct samples *s, int n)
 {
 	unsigned char	c, r;
 	int		m, i;
 	pid_t		pid;
 	double		t0;
 
-	pid = floor_pty_start("stty raw -echo && printf R && exec cat", &m,
-	    NULL);
+	pid = floor_pty_start(cmd, &m, NULL);
 	do {
 		if (read_retry(m, &r, 1) != 1)
-			fatalx("pty echo: no ready mark");
+			fatalx("pty keys: no ready mark");
 	} while (r != 'R');
 	for (i = -100; i < n; i++) {
 		c = (unsigned char)('a' + (i & 15));
 		t0 = now_ms();
-		if (write(m, &c, 1) != 1 || read_retry(m, &r, 1) != 1 ||
-		    r != c)
-			fatalx("pty echo: round trip %d failed", i);
+		if (write(m, &c, 1) != 1)
+			fatalx("pty keys: write %d failed", i);
+		do {
+			if (read_retry(m, &r, 1) != 1)
+				fatalx("pty keys: no echo of %d", i);
+		} while (r != c);
 		if (i >= 0)
 			samples_add(s, now_ms() - t0);
+		if ((i & 1023) == 0)
+			check_interrupt();
 	}
 	close(m);
 	(void)kill(pid, SIGKILL);

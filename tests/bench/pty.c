@@ -5,8 +5,10 @@
  * 536870912 /dev/zero`; one attached client reads it to the exit message.
  * Floor: the same head on a raw PTY read by the bench.
  * B4: one-byte stdin messages echoed by `stty raw -echo; cat` in a PTY
- * session.  Floor: a raw PTY echo round trip plus a loopback TCP one-byte
- * echo, the two hops of a keystroke at their floors.
+ * session, in an exec stream in PTY mode, and keystrokes on the terminal
+ * of `lodge attach`.  Floor: the same echo through relay.c, a minimal
+ * epoll relay with the same WebSocket framing and messages (plus a raw PTY
+ * echo for the CLI's terminal), measured in the same run.
  * B5: connect to `live` on a session whose 1 MiB ring is full.  Floor:
  * connect and fetch 1 MiB over loopback TCP.
  */
@@ -174,55 +176,193 @@ keystrokes(struct ws *w, struct samples *lat, int nrt)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+#define B4_CMD	"stty raw -echo && printf R && exec cat"
+
+/* Skip to the first output: the ready mark R. */
+static void
+b4_ready(struct ws *w, const char *what)
+{
+	const unsigned char	*p;
+	const msgpack_object	*o;
+	size_t			 n;
+
+	do {
+		if (ws_recv(w, &p, &n) != 1 || (o = ws_decode(w, p, n)) == NULL)
+			fatalx("B4 %s: no ready mark", what);
+		if (mp_type_is(o, "error"))
+			fatalx("B4 %s: error message", what);
+	} while (!mp_type_is(o, "stdout"));
+}
+
+static void
+b4_relay(struct samples *lat, int n)
+{
+	struct ws	w;
+	pid_t		relay, cmd;
+	int		port;
+
+	relay = relay_start(B4_CMD, &port, &cmd);
+	if (ws_open_port(&w, port, "/") == -1)
+		fatalx("B4 relay: handshake failed");
+	b4_ready(&w, "relay");
+	keystrokes(&w, lat, n);
+	ws_close(&w);
+	relay_stop(relay, cmd);
+}
+
+static void
+b4_stream(struct samples *lat, int n)
+{
+	struct ws	 w;
+	msgpack_sbuffer	 sb;
+	msgpack_packer	 pk;
+
+	if (ws_open(&w, "/v1/exec/stream") == -1)
+		fatalx("B4 exec stream: handshake failed");
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	msgpack_pack_str_with_body(&pk, "type", 4);
+	msgpack_pack_str_with_body(&pk, "start", 5);
+	msgpack_pack_str_with_body(&pk, "command", 7);
+	msgpack_pack_str_with_body(&pk, B4_CMD, strlen(B4_CMD));
+	msgpack_pack_str_with_body(&pk, "tty", 3);
+	msgpack_pack_true(&pk);
+	if (ws_send(&w, sb.data, sb.size) == -1)
+		fatalx("B4 exec stream: send failed");
+	msgpack_sbuffer_destroy(&sb);
+	b4_ready(&w, "exec stream");
+	keystrokes(&w, lat, n);
+	ws_close(&w);
+}
+
+/* The path of lodge, the CLI, beside the front's executable. */
+static int
+b4_cli_path(char *buf, size_t len)
+{
+	char	exe[64], path[4096], *slash;
+	ssize_t	n;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)bench_front_pid());
+	if ((n = readlink(exe, path, sizeof(path) - 1)) <= 0)
+		return (-1);
+	path[n] = '\0';
+	if ((slash = strrchr(path, '/')) == NULL)
+		return (-1);
+	slash[1] = '\0';
+	if ((size_t)snprintf(buf, len, "%slodge", path) >= len ||
+	    access(buf, X_OK) == -1)
+		return (-1);
+	return (0);
+}
+
+/*
+ * `lodge attach` on a PTY of the bench's, as a terminal runs it: a byte
+ * written to the terminal, timed to its echo on the terminal (ms).
+ */
+static void
+b4_cli(struct http *h, const char *cli, struct samples *lat, int n)
+{
+	struct sess	*s;
+	char		 cmd[8192];
+
+	s = sess_create(h, "{\"command\":\"" B4_CMD "\",\"pty\":true}", NULL);
+	snprintf(cmd, sizeof(cmd), "LODGE_TOKEN=%s exec %s --url "
+	    "http://127.0.0.1:%d attach %s", bench_token, cli, bench_port,
+	    s->id);
+	floor_pty_keys(cmd, lat, n);
+}
+
+static void
+b4_fig_pair(struct figure **f, const char *what, int nrt, const char *plus)
+{
+	char	name[96], base[96];
+
+	snprintf(name, sizeof(name), "keystroke p50, %s (%d)", what, nrt);
+	snprintf(base, sizeof(base), "relay p50%s", plus);
+	f[0] = fig_new("B4", name, "us", base, "<=", 1.15, 0);
+	snprintf(name, sizeof(name), "keystroke p99, %s (%d)", what, nrt);
+	snprintf(base, sizeof(base), "relay p99%s", plus);
+	f[1] = fig_new("B4", name, "us", base, "<=", 1.15, 0);
+}
+
+static void
+b4_fig_run(struct figure **f, struct samples *lat, double p50, double p99)
+{
+	fig_run(f[0], samples_pct(lat, 50), p50);
+	fig_run(f[1], samples_pct(lat, 99), p99);
+}
+
 void
 bench_b4(void)
 {
-	struct samples		 lat = { 0 }, pty = { 0 }, tcp = { 0 };
-	struct figure		*p50, *p99, *fpty, *ftcp;
-	struct http		 h;
-	struct ws		 w;
-	char			 name[96];
-	int			 nrt = bench_quick ? 1000 : 10000, r;
+	struct samples	 relay = { 0 }, sess = { 0 }, strm = { 0 };
+	struct samples	 cli = { 0 }, pty = { 0 }, tcp = { 0 };
+	struct figure	*fs[2], *fx[2], *fc[2] = { NULL, NULL };
+	struct figure	*fpty, *ftcp;
+	struct http	 h;
+	struct ws	 w;
+	char		 clipath[4096];
+	int		 nrt = bench_quick ? 1000 : 10000, r, have_cli;
 
-	snprintf(name, sizeof(name), "keystroke round trip p50 (%d, PTY cat)",
-	    nrt);
-	p50 = fig_new("B4", name, "us", "raw PTY echo p50 + TCP echo p50",
-	    "<=", 1.3, 0);
-	snprintf(name, sizeof(name), "keystroke round trip p99 (%d, PTY cat)",
-	    nrt);
-	p99 = fig_new("B4", name, "us", "raw PTY echo p99 + TCP echo p99",
-	    "<=", 1.3, 0);
+	b4_fig_pair(fs, "session, PTY cat", nrt, " (epoll, WebSocket, PTY)");
+	b4_fig_pair(fx, "exec stream, tty", nrt, "");
+	have_cli = b4_cli_path(clipath, sizeof(clipath)) == 0;
+	if (have_cli)
+		b4_fig_pair(fc, "lodge attach's tty", nrt, " + raw PTY echo");
+	else
+		note("B4: no lodge beside lodged: lodge attach not measured");
 	fpty = fig_new("B4", "context: raw PTY echo round trip p50", "us",
 	    NULL, NULL, 0, 0);
 	ftcp = fig_new("B4", "context: loopback TCP 1-byte echo p50", "us",
 	    NULL, NULL, 0, 0);
 	if (http_open(&h) == -1)
 		fatalx("cannot connect to lodged");
-	for (r = 0; bench_more_runs("B4", r, 25); r++) {
-		samples_reset(&lat);
+	for (r = 0; bench_more_runs("B4", r, 60); r++) {
+		samples_reset(&relay);
+		samples_reset(&sess);
+		samples_reset(&strm);
+		samples_reset(&cli);
 		samples_reset(&pty);
 		samples_reset(&tcp);
-		floor_pty_echo(&pty, nrt);
-		floor_tcp_echo(&tcp, nrt);
+		b4_relay(&relay, nrt);
 		keystroke_session(&h, &w);
-		keystrokes(&w, &lat, nrt);
+		keystrokes(&w, &sess, nrt);
 		ws_close(&w);
-		/* the floors are in ms */
-		fig_run(p50, samples_pct(&lat, 50), (samples_pct(&pty, 50) +
-		    samples_pct(&tcp, 50)) * 1e3);
-		fig_run(p99, samples_pct(&lat, 99), (samples_pct(&pty, 99) +
-		    samples_pct(&tcp, 99)) * 1e3);
+		b4_stream(&strm, nrt);
+		if (have_cli)
+			b4_cli(&h, clipath, &cli, nrt);
+		floor_pty_keys(B4_CMD, &pty, nrt);
+		floor_tcp_echo(&tcp, nrt);
+		b4_fig_run(fs, &sess, samples_pct(&relay, 50),
+		    samples_pct(&relay, 99));
+		b4_fig_run(fx, &strm, samples_pct(&relay, 50),
+		    samples_pct(&relay, 99));
+		/* the raw PTY and TCP floors are in ms */
+		if (have_cli) {
+			fig_run(fc[0], samples_pct(&cli, 50) * 1e3,
+			    samples_pct(&relay, 50) +
+			    samples_pct(&pty, 50) * 1e3);
+			fig_run(fc[1], samples_pct(&cli, 99) * 1e3,
+			    samples_pct(&relay, 99) +
+			    samples_pct(&pty, 99) * 1e3);
+		}
 		fig_run(fpty, samples_pct(&pty, 50) * 1e3, NAN);
 		fig_run(ftcp, samples_pct(&tcp, 50) * 1e3, NAN);
-		progress("B4 run %d: session p50 %.1f p99 %.1f us; pty p50 "
-		    "%.4f p99 %.4f ms; tcp p50 %.4f p99 %.4f ms", r + 1,
-		    samples_pct(&lat, 50), samples_pct(&lat, 99),
-		    samples_pct(&pty, 50), samples_pct(&pty, 99),
-		    samples_pct(&tcp, 50), samples_pct(&tcp, 99));
+		progress("B4 run %d: p50/p99 us: relay %.1f/%.1f, session "
+		    "%.1f/%.1f, exec stream %.1f/%.1f, lodge attach %.1f/%.1f",
+		    r + 1, samples_pct(&relay, 50), samples_pct(&relay, 99),
+		    samples_pct(&sess, 50), samples_pct(&sess, 99),
+		    samples_pct(&strm, 50), samples_pct(&strm, 99),
+		    have_cli ? samples_pct(&cli, 50) * 1e3 : NAN,
+		    have_cli ? samples_pct(&cli, 99) * 1e3 : NAN);
 		(void)sess_delete_all();
 	}
 	http_close(&h);
-	samples_free(&lat);
+	samples_free(&relay);
+	samples_free(&sess);
+	samples_free(&strm);
+	samples_free(&cli);
 	samples_free(&pty);
 	samples_free(&tcp);
 }

@@ -3,8 +3,10 @@
  *
  * Over the front's Unix socket (lws connects to "+/path"), a session's own
  * socket, or TCP with the token in an Authorization header.  Each message
- * is one binary frame holding one msgpack map; messages we send wait in a
- * queue and go one per writeable callback.  The queue is bounded by its
+ * is one binary frame holding one msgpack map; a message we send goes out
+ * at once when nothing waits before it (a keystroke should not wait for a
+ * poll), else it waits in a queue and goes one per writeable callback.
+ * The queue is bounded by its
  * users: above the high-water mark they stop reading their input
  * (ws_send_full) until ws_ops.drained.  Received messages are reassembled
  * up to a limit and handed over decoded.
@@ -39,6 +41,7 @@ static char			 ws_token[600];
 static unsigned char		*ws_rx;
 static size_t			 ws_rxlen;
 static int			 ws_closing;
+static int			 ws_established;
 static int			 ws_close_code;
 static char			 ws_close_why[128];
 static int			 ws_ended;
@@ -63,6 +66,7 @@ static void
 ws_end(int code, const char *why)
 {
 	ws_wsi = NULL;
+	ws_established = 0;
 	ws_free_queue();
 	if (ws_ended)
 		return;
@@ -83,6 +87,7 @@ ws_open(const struct endpoint *ep, const char *path,
 	ws_ops = ops;
 	ws_ended = 0;
 	ws_closing = 0;
+	ws_established = 0;
 	ws_close_code = 0;
 	ws_close_why[0] = '\0';
 	memset(&i, 0, sizeof(i));
@@ -127,6 +132,16 @@ ws_send(const msgpack_sbuffer *sb)
 	}
 	f->len = sb->size;
 	memcpy(f->data + LWS_PRE, sb->data, sb->size);
+	if (ws_established && STAILQ_EMPTY(&ws_queue) &&
+	    !lws_partial_buffered(ws_wsi)) {
+		/* lws keeps what the socket does not take, and sends it. */
+		if (lws_write(ws_wsi, f->data + LWS_PRE, f->len,
+		    LWS_WRITE_BINARY) < 0)
+			lws_set_timeout(ws_wsi, PENDING_TIMEOUT_USER_OK,
+			    LWS_TO_KILL_ASYNC);
+		free(f);
+		return (0);
+	}
 	STAILQ_INSERT_TAIL(&ws_queue, f, entry);
 	ws_queued += sb->size;
 	if (ws_send_full())
@@ -311,8 +326,10 @@ ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			return (-1);
 		return (0);
 	case LWS_CALLBACK_CLIENT_ESTABLISHED:
+		/* What established() sends waits for a writeable callback. */
 		if (ws_ops->established != NULL)
 			ws_ops->established();
+		ws_established = 1;
 		return (0);
 	case LWS_CALLBACK_CLIENT_RECEIVE:
 		return (ws_receive(wsi, in, len));

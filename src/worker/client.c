@@ -322,7 +322,9 @@ client_writeable(struct client *cl)
 	}
 	if (cl->off < end) {
 		rc = client_send_output(cl, end);
-		client_wake(cl);
+		/* New output calls client_output(): no empty wakeup for it. */
+		if (cl->off < end || worker->final)
+			client_wake(cl);
 		return (rc);
 	}
 	if (worker->final) {
@@ -331,6 +333,34 @@ client_writeable(struct client *cl)
 		return (client_send_exit(cl));
 	}
 	return (0);
+}
+
+/*
+ * New output for a live client that has nothing else to send and nothing
+ * held by lws: sent at once, as a keystroke's echo should be, rather than
+ * after one more poll for a writeable callback.  Any other client is
+ * woken, and its writeable callback keeps the order of everything else.
+ */
+void
+client_output(struct client *cl)
+{
+	uint64_t	end = ring_end(worker->ring);
+
+	if (cl->wsi == NULL || !cl->sent_live || cl->sent_exit ||
+	    cl->closing || !STAILQ_EMPTY(&cl->msgs) || cl->tx.held ||
+	    cl->tx.dead || cl->off < ring_start(worker->ring) ||
+	    cl->off >= end || lws_partial_buffered(cl->wsi)) {
+		client_wake(cl);
+		return;
+	}
+	if (client_send_output(cl, end) == -1) {
+		/* The socket is gone: close it as lws's timeout path does. */
+		lws_set_timeout(cl->wsi, PENDING_TIMEOUT_USER_OK,
+		    LWS_TO_KILL_ASYNC);
+		return;
+	}
+	if (cl->off < end)
+		client_wake(cl);
 }
 
 static void

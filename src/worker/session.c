@@ -38,13 +38,16 @@ void
 session_output(struct worker_fd *wf)
 {
 	ssize_t	n;
-	int	i, tag = (wf->kind == WFD_ERR);
+	int	i, got = 0, tag = (wf->kind == WFD_ERR);
 
 	/* A few reads per wakeup keep one stream from starving the loop. */
 	for (i = 0; i < 4; i++) {
 		n = read(wf->fd, session_buf, sizeof(session_buf));
 		if (n > 0) {
 			ring_append(worker->ring, tag, session_buf, (size_t)n);
+			got = 1;
+			if (n < WORKER_FULL_READ)
+				break;
 			continue;
 		}
 		if (n == -1 && (errno == EAGAIN || errno == EINTR))
@@ -57,8 +60,8 @@ session_output(struct worker_fd *wf)
 			worker->err_open = 0;
 		break;
 	}
-	if (i > 0) {
-		worker_wake_clients();
+	if (got) {
+		worker_send_clients();
 		worker_output_changed();
 	}
 	session_check_final();

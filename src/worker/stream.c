@@ -284,6 +284,67 @@ stream_drain_cb(lws_sorted_usec_list_t *sul)
 	stream_check_final();
 }
 
+/* The oldest unsent chunk of the two streams, to keep their order. */
+static struct stream_fd *
+stream_next_chunk(void)
+{
+	struct stream_fd	*a = &st.out, *b = &st.err;
+
+	if (a->len > 0 && b->len > 0)
+		return (a->seq < b->seq ? a : b);
+	if (a->len > 0)
+		return (a);
+	if (b->len > 0)
+		return (b);
+	return (NULL);
+}
+
+/* A chunk as one output frame; its slot is free again. */
+static int
+stream_send_chunk(struct stream_fd *f)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	int		rc;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	mpack_kv_str(&pk, "type", f->kind == SFD_ERR ? "stderr" : "stdout");
+	mpack_kv_uint(&pk, "offset", f->off);
+	mpack_str(&pk, "data");
+	msgpack_pack_bin(&pk, f->len);
+	/* The header, then the chunk straight into the frame. */
+	memcpy(stream_wbuf + LWS_PRE, sb.data, sb.size);
+	memcpy(stream_wbuf + LWS_PRE + sb.size, f->chunk, f->len);
+	rc = lws_write(st.ws, stream_wbuf + LWS_PRE, sb.size + f->len,
+	    LWS_WRITE_BINARY);
+	txhold_wrote(&st.tx);
+	msgpack_sbuffer_destroy(&sb);
+	f->len = 0;
+	return (rc < 0 ? -1 : 0);
+}
+
+/*
+ * A short read (all that was waiting, a keystroke's echo say) goes out at
+ * once when nothing is queued before it and lws holds nothing: no poll for
+ * a writeable callback first, and no read that can only fail with EAGAIN
+ * after it.  1 if it went.
+ */
+static int
+stream_send_now(struct stream_fd *f, size_t n)
+{
+	if (n >= WORKER_FULL_READ || st.ws == NULL || st.closing ||
+	    st.nmsgs > 0 || st.close_after_msgs || st.sent_exit ||
+	    st.tx.held || st.tx.dead || lws_partial_buffered(st.ws) ||
+	    stream_next_chunk() != f)
+		return (0);
+	if (stream_send_chunk(f) == -1)
+		lws_set_timeout(st.ws, PENDING_TIMEOUT_USER_OK,
+		    LWS_TO_KILL_ASYNC);
+	return (1);
+}
+
 /* Read one chunk from a pipe, if its slot is free; 1 read, 0 not. */
 static int
 stream_read(struct stream_fd *f)
@@ -298,6 +359,13 @@ stream_read(struct stream_fd *f)
 		f->off = st.next_off;
 		f->seq = st.next_seq++;
 		st.next_off += (uint64_t)n;
+		if (stream_send_now(f, (size_t)n)) {
+			if (f->paused && f->wsi != NULL) {
+				lws_rx_flow_control(f->wsi, 1);
+				f->paused = 0;
+			}
+			return (1);
+		}
 		/* Hold the pipe until the client took this chunk. */
 		if (!f->paused && f->wsi != NULL) {
 			lws_rx_flow_control(f->wsi, 0);
@@ -659,21 +727,6 @@ out:
 	wsmsg_free(&m);
 }
 
-/* The oldest unsent chunk of the two streams, to keep their order. */
-static struct stream_fd *
-stream_next_chunk(void)
-{
-	struct stream_fd	*a = &st.out, *b = &st.err;
-
-	if (a->len > 0 && b->len > 0)
-		return (a->seq < b->seq ? a : b);
-	if (a->len > 0)
-		return (a);
-	if (b->len > 0)
-		return (b);
-	return (NULL);
-}
-
 static int
 stream_write_map(msgpack_sbuffer *sb)
 {
@@ -734,22 +787,7 @@ stream_writeable(void)
 		return (-1);
 	}
 	if ((f = stream_next_chunk()) != NULL) {
-		msgpack_sbuffer_init(&sb);
-		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-		msgpack_pack_map(&pk, 3);
-		mpack_kv_str(&pk, "type", f->kind == SFD_ERR ? "stderr" :
-		    "stdout");
-		mpack_kv_uint(&pk, "offset", f->off);
-		mpack_str(&pk, "data");
-		msgpack_pack_bin(&pk, f->len);
-		/* The header, then the chunk straight into the frame. */
-		memcpy(stream_wbuf + LWS_PRE, sb.data, sb.size);
-		memcpy(stream_wbuf + LWS_PRE + sb.size, f->chunk, f->len);
-		rc = lws_write(st.ws, stream_wbuf + LWS_PRE, sb.size + f->len,
-		    LWS_WRITE_BINARY);
-		txhold_wrote(&st.tx);
-		msgpack_sbuffer_destroy(&sb);
-		f->len = 0;
+		rc = stream_send_chunk(f);
 		(void)stream_read(f);
 		if (stream_next_chunk() != NULL || st.final)
 			stream_wake();

@@ -169,6 +169,16 @@ worker_output_changed(void)
 		    worker_update_cb, 500 * LWS_US_PER_MS);
 }
 
+/* New output: see client_output(). */
+void
+worker_send_clients(void)
+{
+	struct client	*cl;
+
+	LIST_FOREACH(cl, &worker->clients, entry)
+		client_output(cl);
+}
+
 void
 worker_wake_clients(void)
 {

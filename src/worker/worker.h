@@ -35,6 +35,12 @@
 #define CLIENT_RXFLOW_INPUT	(1 << 1)	/* rx flow: input queue full */
 #define CLIENT_RXFLOW_CLOSING	(1 << 3)	/* rx flow: closing with 1009 */
 #define WORKER_DRAIN_MS		250	/* grandchildren holding output */
+/*
+ * The most one read of a PTY master gives (the tty layer's buffer): a
+ * shorter read of a PTY or a pipe took all that was waiting, so another
+ * would only fail with EAGAIN; the poll says when more comes.
+ */
+#define WORKER_FULL_READ	4095
 
 /* What a raw-file wsi stands for; set as its opaque user data. */
 enum worker_fd_kind {
@@ -244,6 +250,7 @@ void	worker_main(int ctlfd, const msgpack_object *spawn)
 void	worker_pack_session(msgpack_packer *);
 void	worker_broadcast_update(void);
 void	worker_wake_clients(void);
+void	worker_send_clients(void);
 void	worker_quit(void);
 void	worker_output_changed(void);
 struct worker_fd *worker_fd_adopt(enum worker_fd_kind, int fd);
@@ -308,6 +315,7 @@ void	control_broadcast_gone(void);
 int	client_callback(struct lws *, enum lws_callback_reasons, void *,
 	    void *, size_t);
 void	client_wake(struct client *);
+void	client_output(struct client *);
 int	client_ref_matches(const char *ref);
 
 #endif

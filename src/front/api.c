@@ -183,16 +183,17 @@ api_list_owned(struct session *s, void *arg)
 static void
 api_list(struct conn *c)
 {
-	char	*body, v[16], after[HTTPHEAD_REF_MAX] = "", *end;
+	char	*body, v[16], after[HTTPHEAD_REF_MAX] = "", *end = NULL;
 	size_t	 len;
 	long	 limit = 0;
 	int	 n;
 
 	if ((n = httphead_query(c->h.query, "limit", v, sizeof(v))) != -1) {
+		/* Digits only: strtol would take a sign and blanks. */
 		errno = 0;
-		limit = n > 0 && v[0] >= '0' && v[0] <= '9' ?
-		    strtol(v, &end, 10) : -1;
-		if (n <= 0 || *end != '\0' || errno != 0 || limit < 1 ||
+		if (n > 0 && v[0] >= '0' && v[0] <= '9')
+			limit = strtol(v, &end, 10);
+		if (end == NULL || *end != '\0' || errno != 0 || limit < 1 ||
 		    limit > API_LIST_MAX) {
 			conn_reply_error(c, 400, "bad_request", "'limit' must "
 			    "be a number of sessions from 1 to %d",

@@ -38,7 +38,7 @@ void
 session_output(struct worker_fd *wf)
 {
 	ssize_t	n;
-	int	i, got = 0, tag = (wf->kind == WFD_ERR);
+	int	i, got = 0, brief = 0, tag = (wf->kind == WFD_ERR);
 
 	/* A few reads per wakeup keep one stream from starving the loop. */
 	for (i = 0; i < 4; i++) {
@@ -46,8 +46,10 @@ session_output(struct worker_fd *wf)
 		if (n > 0) {
 			ring_append(worker->ring, tag, session_buf, (size_t)n);
 			got = 1;
-			if (n < WORKER_FULL_READ)
+			if (n < WORKER_FULL_READ) {
+				brief = 1;
 				break;
+			}
 			continue;
 		}
 		if (n == -1 && (errno == EAGAIN || errno == EINTR))
@@ -61,7 +63,15 @@ session_output(struct worker_fd *wf)
 		break;
 	}
 	if (got) {
-		worker_send_clients();
+		/*
+		 * A short read (an echo, a prompt) goes out at once; bulk
+		 * output waits for each client's writeable callback, so one
+		 * read is not written to every client in a row.
+		 */
+		if (brief)
+			worker_send_clients();
+		else
+			worker_wake_clients();
 		worker_output_changed();
 	}
 	session_check_final();

@@ -229,14 +229,14 @@ static int
 api_user(struct conn *c, const char *name, struct passwd *out, char *buf,
     size_t buflen)
 {
-	uid_t		 self = geteuid();
-	int		 rc;
+	struct runas_policy	 p;
+	enum runas_verdict	 v;
 
-	/* On the Unix socket a client runs things as itself by default. */
-	if (api_peer_restricted(c))
-		self = c->peer_uid;
-	rc = pwcache_get(name[0] == '\0' ? NULL : name, self, out, buf, buflen);
-	if (rc == -1) {
+	p.lodged = geteuid();
+	p.restricted = api_peer_restricted(c);
+	p.peer = c->peer_uid;
+	if (pwcache_get(name[0] == '\0' ? NULL : name, runas_default(&p), out,
+	    buf, buflen) == -1) {
 		if (name[0] == '\0')
 			conn_reply_error(c, 500, "internal",
 			    "lodged's own user has no passwd entry");
@@ -245,15 +245,8 @@ api_user(struct conn *c, const char *name, struct passwd *out, char *buf,
 			    "unknown user '%s'", name);
 		return (-1);
 	}
-	if (geteuid() != 0 && out->pw_uid != geteuid()) {
-		conn_reply_error(c, 403, "forbidden", "'user' needs lodged to "
-		    "run as root");
-		return (-1);
-	}
-	/* A client on the Unix socket may only act as itself, unless root. */
-	if (api_peer_restricted(c) && out->pw_uid != c->peer_uid) {
-		conn_reply_error(c, 403, "forbidden", "on the Unix socket you "
-		    "may only run processes as yourself");
+	if ((v = runas_check(&p, out->pw_uid)) != RUNAS_OK) {
+		conn_reply_error(c, 403, "forbidden", "%s", runas_why(v));
 		return (-1);
 	}
 	return (0);

@@ -24,6 +24,8 @@
 
 #include "ctl.h"
 #include "httphead.h"
+#include "pwcache.h"
+#include "runas.h"
 
 #define FRONT_LISTEN_MAX	16
 
@@ -331,9 +333,6 @@ void	spawner_closed(void);
 struct exec_call;
 struct passwd;
 struct spawnreq;
-
-/* pwcache.c: getpwnam/getpwuid, kept while /etc/passwd is unchanged */
-int	pwcache_get(const char *, uid_t, struct passwd *, char *, size_t);
 
 void	exec_start(struct conn *, const msgpack_object *,
 	    const struct passwd *, struct spawnreq *);

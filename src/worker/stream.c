@@ -32,6 +32,8 @@
 #include "rawio.h"
 #include "mpack.h"
 #include "nofile.h"
+#include "pwcache.h"
+#include "runas.h"
 #include "signame.h"
 #include "worker.h"
 #include "wsmsg.h"
@@ -79,7 +81,7 @@ static struct {
 	int			 killing;
 	int			 drain_expired;
 	int			 master_keep;	/* the PTY, until the reap */
-	int64_t			 peer;		/* restricted peer's uid, or -1 */
+	struct runas_policy	 policy;	/* whom it may run as */
 	int			 set_nproc;	/* the peer's process limit */
 	struct rlimit		 nproc;
 	struct contain		 group;		/* all the command starts */
@@ -514,43 +516,63 @@ stream_adopt(struct stream_fd *f, enum stream_fd_kind kind, int fd)
 	return (f);
 }
 
+/*
+ * Become uid: its groups (none when name is NULL), then the uid.  The
+ * peer's process limit goes first: the uid change is what it counts.
+ */
+static int
+stream_become(uid_t uid, gid_t gid, const char *name)
+{
+	if (st.set_nproc && child_limit_nproc(&st.nproc) == -1)
+		return (-1);
+	if ((name != NULL ? initgroups(name, gid) : setgroups(0, NULL)) == -1 ||
+	    setgid(gid) == -1 || setuid(uid) == -1)
+		return (-1);
+	return (0);
+}
+
+/*
+ * A non-root peer on the Unix socket may only run things as itself:
+ * become it before a byte it sent is read.  Without a passwd entry its
+ * stream cannot start; it is read as that uid and the overflow group.
+ */
+static void
+stream_become_peer(void)
+{
+	struct passwd	pw;
+	char		buf[4096];
+
+	if (!st.policy.restricted || st.policy.lodged != 0)
+		return;
+	if (pwcache_get(NULL, st.policy.peer, &pw, buf, sizeof(buf)) == -1) {
+		pw.pw_name = NULL;
+		pw.pw_gid = 65534;
+	}
+	if (stream_become(st.policy.peer, pw.pw_gid, pw.pw_name) == -1)
+		fatal("cannot become the peer's uid %u",
+		    (unsigned)st.policy.peer);
+}
+
+/* The user the command runs as (runas.c); the stream becomes it. */
 static int
 stream_user(const char *name, struct passwd *pw, char *buf, size_t buflen,
     char *why, size_t whylen, const char **code)
 {
-	struct passwd	*r = NULL;
+	enum runas_verdict	v;
 
-	if (name[0] == '\0')
-		(void)getpwuid_r(st.peer != -1 ? (uid_t)st.peer : geteuid(), pw,
-		    buf, buflen, &r);
-	else
-		(void)getpwnam_r(name, pw, buf, buflen, &r);
-	if (r == NULL) {
+	if (pwcache_get(name[0] == '\0' ? NULL : name,
+	    runas_default(&st.policy), pw, buf, buflen) == -1) {
 		snprintf(why, whylen, "unknown user '%s'", name);
 		*code = "spawn_failed";
 		return (-1);
 	}
-	if (st.peer != -1 && pw->pw_uid != (uid_t)st.peer) {
-		snprintf(why, whylen, "on the Unix socket you may only run "
-		    "processes as yourself");
+	if ((v = runas_check(&st.policy, pw->pw_uid)) != RUNAS_OK) {
+		snprintf(why, whylen, "%s", runas_why(v));
 		*code = "forbidden";
 		return (-1);
 	}
-	if (geteuid() != 0 && pw->pw_uid != geteuid()) {
-		snprintf(why, whylen, "'user' needs lodged to run as root");
-		*code = "forbidden";
-		return (-1);
-	}
-	/* The peer's limit, before the uid change that checks it. */
-	if (st.set_nproc && child_limit_nproc(&st.nproc) == -1) {
-		snprintf(why, whylen, "cannot set the process limit: %s",
-		    strerror(errno));
-		*code = "spawn_failed";
-		return (-1);
-	}
-	if (pw->pw_uid != geteuid() && (initgroups(pw->pw_name,
-	    pw->pw_gid) == -1 || setgid(pw->pw_gid) == -1 ||
-	    setuid(pw->pw_uid) == -1)) {
+	if (pw->pw_uid != geteuid() &&
+	    stream_become(pw->pw_uid, pw->pw_gid, pw->pw_name) == -1) {
 		snprintf(why, whylen, "cannot become user '%s': %s", name,
 		    strerror(errno));
 		*code = "spawn_failed";
@@ -965,6 +987,7 @@ stream_main(int fd, const msgpack_object *o)
 	struct lws_context_creation_info	 info;
 	sigset_t				 set;
 	char					 name[32];
+	int64_t					 peer;
 	int					 sfd;
 
 	if (setsid() == -1)
@@ -975,8 +998,12 @@ stream_main(int fd, const msgpack_object *o)
 	st.out.fd = st.err.fd = st.in.fd = -1;
 	st.out.rfd = st.err.rfd = st.in.rfd = st.sig.rfd = -1;
 	st.master_keep = -1;
-	if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, &st.peer) != 1)
-		st.peer = -1;
+	st.policy.lodged = geteuid();
+	if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, &peer) == 1 &&
+	    peer != -1) {
+		st.policy.restricted = 1;
+		st.policy.peer = (uid_t)peer;
+	}
 	st.set_nproc = template_nproc(o, &st.nproc);
 	/* Made while root: the child joins it after the uid change. */
 	snprintf(name, sizeof(name), "t%d", (int)getpid());
@@ -1012,6 +1039,7 @@ stream_main(int fd, const msgpack_object *o)
 	st.vh = lws_get_vhost_by_name(st.ctx, "default");
 	if (stream_adopt(&st.sig, SFD_SIGNAL, sfd) == NULL)
 		fatalx("cannot adopt the signalfd");
+	stream_become_peer();
 	if (control_adopt_http(st.vh, fd, o) == NULL)
 		fatalx("cannot adopt the connection");
 	lws_sul_schedule(st.ctx, 0, &st.sul_start, stream_start_cb,

@@ -471,6 +471,28 @@ class TestAllowOrigin(lt.DaemonPerClass):
 
 # ------------------------------------------------------ Unix-socket peers
 
+# A client for lodged.sock run as another user: opens an exec stream,
+# prints "open", and on a line of stdin starts `sleep 60`, prints
+# "started PID", and holds the stream until stdin closes.
+HELD_STREAM = r"""
+import asyncio, sys
+import msgpack, websockets
+async def main():
+    ws = await websockets.unix_connect(
+        sys.argv[1], "ws://localhost/v1/exec/stream", open_timeout=60)
+    loop = asyncio.get_running_loop()
+    print("open", flush=True)
+    await loop.run_in_executor(None, sys.stdin.readline)
+    await ws.send(msgpack.packb({"type": "start", "workDir": "/tmp",
+                                 "args": ["sleep", "60"]}))
+    m = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 60))
+    print(m["type"], m.get("pid"), flush=True)
+    await loop.run_in_executor(None, sys.stdin.readline)
+    await ws.close()
+asyncio.run(main())
+"""
+
+
 class TestUnixPeerRules(lt.DaemonPerClass):
     """A client run as nobody on lodged.sock (reachable through
     --socket-group nogroup) runs processes only as itself and sees and
@@ -603,6 +625,55 @@ class TestUnixPeerRules(lt.DaemonPerClass):
         self.assertIn("connect_error", r, "nobody reached root's worker "
                       "socket: %r" % r)
         self.assertEqual(r["connect_error"], 13)       # EACCES
+
+    def stream_workers(self):
+        return {p for p in lt.descendants_of(self.d.proc.pid)
+                if rl.title(p).startswith("lodged: exec stream")}
+
+    async def test_stream_worker_is_the_peer_before_it_reads(self):
+        # nobody opens a stream and waits; its worker is nobody already,
+        # before the first message is read, and after the start
+        before = self.stream_workers()
+        p = subprocess.Popen(
+            ["/usr/bin/python3", "-c", HELD_STREAM, self.d.sock_path],
+            user=NOBODY, group=NOGROUP, extra_groups=[], cwd="/",
+            env={"PATH": "/usr/bin:/bin"}, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+        self.addCleanup(p.wait, 60)
+        self.addCleanup(p.stdin.close)
+        line = await asyncio.wait_for(asyncio.to_thread(p.stdout.readline),
+                                      60)
+        self.assertEqual(line, "open\n")
+        new = wait_for(lambda: self.stream_workers() - before,
+                       what="the stream's worker")
+        self.assertEqual(len(new), 1, new)
+        worker = new.pop()
+        self.assertEqual(rl.uid_line(worker), [NOBODY] * 4,
+                         "the stream's worker reads nobody's frames as "
+                         "another user")
+        self.assertEqual(rl.gid_line(worker), [NOGROUP] * 4)
+        self.assertIn(lt.proc_status(worker)["Groups"], ("", str(NOGROUP)))
+        self.assertEqual(lt.proc_status(worker)["CapEff"],
+                         "0000000000000000")
+        p.stdin.write("start\n")
+        p.stdin.flush()
+        line = await asyncio.wait_for(asyncio.to_thread(p.stdout.readline),
+                                      60)
+        kind, pid = line.split()
+        self.assertEqual(kind, "started", line)
+        self.assertEqual(lt.proc_stat(int(pid))["ppid"], worker)
+        self.assertEqual(rl.uid_line(worker), [NOBODY] * 4)
+        self.assertEqual(rl.uid_line(int(pid)), [NOBODY] * 4)
+        # a stream on TCP (root, who may name any user) stays root
+        before = self.stream_workers()
+        ws = await WSClient.open(self.d, "/v1/exec/stream", {}, {
+            "Authorization": "Bearer " + self.d.token}, "stream")
+        try:
+            root_new = wait_for(lambda: self.stream_workers() - before,
+                                what="the TCP stream's worker")
+            self.assertEqual(rl.uid_line(root_new.pop())[0], 0)
+        finally:
+            await ws.close()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 /*
- * pwcache.c: the front's passwd lookups, cached.
+ * pwcache.c: passwd lookups, cached.
  *
  * Every exec call and session names a user, and glibc answers each lookup
  * by opening and reading /etc/passwd: a tenth of the front's time per exec.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "front.h"
+#include "pwcache.h"
 
 #define PWCACHE_SIZE	8
 #define PWCACHE_TTL	5

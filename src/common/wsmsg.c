@@ -1,6 +1,8 @@
 /*
  * wsmsg.c: client WebSocket message decoding (see wsmsg.h).
  */
+#include <sys/wait.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -145,6 +147,19 @@ wsmsg_pack_error(msgpack_sbuffer *sb, const char *code, const char *message)
 	mpack_kv_str(&pk, "type", "error");
 	mpack_kv_str(&pk, "code", code);
 	mpack_kv_str(&pk, "message", buf);
+}
+
+void
+wsmsg_pack_status(msgpack_packer *pk, int exited, int status)
+{
+	if (exited && WIFEXITED(status))
+		mpack_kv_int(pk, "exitCode", WEXITSTATUS(status));
+	else
+		mpack_kv_nil(pk, "exitCode");
+	if (exited && WIFSIGNALED(status))
+		mpack_kv_str(pk, "signal", signame_name(WTERMSIG(status)));
+	else
+		mpack_kv_nil(pk, "signal");
 }
 
 void

@@ -49,4 +49,10 @@ void	wsmsg_free(struct wsmsg *);
 void	wsmsg_pack_error(msgpack_sbuffer *sb, const char *code,
 	    const char *message);
 
+/*
+ * Pack "exitCode" and "signal" (two pairs of a map) from a waitpid
+ * status; both nil while the process has not exited.
+ */
+void	wsmsg_pack_status(msgpack_packer *, int exited, int status);
+
 #endif

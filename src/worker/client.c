@@ -23,7 +23,6 @@
 #include "log.h"
 #include "mpack.h"
 #include "ring.h"
-#include "signame.h"
 #include "worker.h"
 #include "wsmsg.h"
 
@@ -206,19 +205,11 @@ client_send_exit(struct client *cl)
 {
 	struct fixedbuf	fb;
 	msgpack_packer	pk;
-	int		st = worker->status;
 
 	client_frame(&fb, &pk);
 	msgpack_pack_map(&pk, 3);
 	mpack_kv_str(&pk, "type", "exit");
-	if (WIFEXITED(st))
-		mpack_kv_int(&pk, "exitCode", WEXITSTATUS(st));
-	else
-		mpack_kv_nil(&pk, "exitCode");
-	if (WIFSIGNALED(st))
-		mpack_kv_str(&pk, "signal", signame_name(WTERMSIG(st)));
-	else
-		mpack_kv_nil(&pk, "signal");
+	wsmsg_pack_status(&pk, 1, worker->status);
 	return (client_send(cl, &fb));
 }
 
@@ -389,6 +380,7 @@ client_established(struct lws *wsi, struct http_req *hr)
 	uint64_t	 end = ring_end(worker->ring);
 
 	cl->wsi = wsi;
+	cl->in.wsi = wsi;
 	txhold_init(&cl->tx, wsi);
 	cl->replay_to = end;
 	cl->off = start;
@@ -415,21 +407,22 @@ client_free(struct client *cl)
 	struct client_msg	*m;
 
 	txhold_forget(&cl->tx);
-	session_input_forget(cl);
+	inputq_forget(&worker->inq, &cl->in);
 	while ((m = STAILQ_FIRST(&cl->msgs)) != NULL) {
 		STAILQ_REMOVE_HEAD(&cl->msgs, entry);
 		free(m);
 	}
-	free(cl->rx);
+	wsrx_free(&cl->rx);
 	free(cl);
 }
 
 static void
-client_message(struct client *cl, const unsigned char *buf, size_t len)
+client_message(void *arg, const unsigned char *buf, size_t len)
 {
-	struct wsmsg	m;
-	char		why[256];
-	int		status;
+	struct client	*cl = arg;
+	struct wsmsg	 m;
+	char		 why[256];
+	int		 status;
 
 	if (wsmsg_decode(buf, len, &m, why, sizeof(why)) == -1) {
 		client_error(cl, "bad_request", why);
@@ -445,7 +438,7 @@ client_message(struct client *cl, const unsigned char *buf, size_t len)
 	}
 	switch (m.type) {
 	case WSMSG_STDIN:
-		if (worker->final || worker->in_fd == -1 || worker->inq_eof)
+		if (worker->final || worker->inq.fd == -1 || worker->inq.eof)
 			client_error(cl, "conflict",
 			    "the session's input is closed");
 		else if (session_client_input(cl, m.data, m.len) == -1) {
@@ -478,49 +471,28 @@ out:
 	wsmsg_free(&m);
 }
 
+static void
+client_rx_error(void *arg, const char *code, const char *message)
+{
+	client_error(arg, code, message);
+}
+
+static const struct wsrx_ops client_rx_ops = {
+	client_message, client_rx_error
+};
+
 static int
 client_receive(struct client *cl, struct lws *wsi, const void *in, size_t len)
 {
-	unsigned char	*nb;
-	int		 final = lws_is_final_fragment(wsi);
+	int	rc;
 
 	if (cl->closing)
 		return (0);
-	if (cl->rx_bad)
-		goto done;
-	if (cl->rxlen + len > worker_limits.msg_max) {
-		/* The error, then the 1009 close; nothing more is read. */
-		client_error(cl, "payload_too_large", "message larger than "
-		    "limits.maxMessageBytes");
-		cl->closing = 3;
-		lws_rx_flow_control(wsi, LWS_RXFLOW_REASON_APPLIES_DISABLE |
-		    CLIENT_RXFLOW_CLOSING);
-		return (0);
-	}
-	if (!lws_frame_is_binary(wsi)) {
-		cl->rx_bad = 1;
-		goto done;
-	}
-	if (final && cl->rxlen == 0) {
-		client_message(cl, in, len);
-		return (0);
-	}
-	if ((nb = realloc(cl->rx, cl->rxlen + len + 1)) == NULL)
-		return (-1);
-	cl->rx = nb;
-	memcpy(cl->rx + cl->rxlen, in, len);
-	cl->rxlen += len;
-done:
-	if (!final || lws_remaining_packet_payload(wsi) != 0)
-		return (0);
-	if (cl->rx_bad)
-		client_error(cl, "bad_request",
-		    "messages are binary frames holding msgpack");
-	else
-		client_message(cl, cl->rx, cl->rxlen);
-	cl->rx_bad = 0;
-	cl->rxlen = 0;
-	return (0);
+	rc = wsrx_take(&cl->rx, wsi, in, len, worker_limits.msg_max,
+	    &client_rx_ops, cl);
+	if (rc == WSRX_TOO_BIG)
+		cl->closing = 3;	/* nothing more is read */
+	return (rc == WSRX_NOMEM ? -1 : 0);
 }
 
 /* The attach or log query, parsed as the front parses it. */

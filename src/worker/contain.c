@@ -414,6 +414,37 @@ contain_signal(struct contain *c, int sig)
 	return (n);
 }
 
+/*
+ * sig to all a command started: its group, then its process group (whose
+ * id is not reused while a member lives), or the command itself while it
+ * is not reaped.  What the signal stops is continued.
+ */
+int
+contain_signal_all(struct contain *c, pid_t pid, int reaped, int sig)
+{
+	/* The group first: the command's death would orphan its children. */
+	int	n = contain_signal(c, sig);
+
+	if (pid > 0 && kill(-pid, sig) == -1 && !reaped)
+		(void)kill(pid, sig);
+	if (pid > 0 && sig != SIGKILL)
+		(void)kill(-pid, SIGCONT);
+	return (n);
+}
+
+/* Is anything the command pid started still alive, wherever it went? */
+int
+contain_alive(struct contain *c, pid_t pid)
+{
+	int	n;
+
+	if (pid <= 0)
+		return (0);
+	if ((n = contain_signal(c, 0)) == -1)
+		return (kill(-pid, 0) == 0 || errno == EPERM);
+	return (n > 0);
+}
+
 /* End what the group NAME holds and remove it; 0 once it is gone. */
 int
 contain_remove(const char *name)

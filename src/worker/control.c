@@ -186,7 +186,7 @@ control_dispatch(struct worker_fd *wf, const msgpack_object *o, int fd)
 			    "input needs data", 0);
 			return;
 		}
-		if (worker->in_fd == -1 || worker->final || worker->inq_eof) {
+		if (worker->inq.fd == -1 || worker->final || worker->inq.eof) {
 			control_send_reply(wf, id, 409, "conflict",
 			    "the session's input is closed", 0);
 			return;

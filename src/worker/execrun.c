@@ -40,7 +40,6 @@
 #define EXECRUN_GROUPS_MAX	256
 #define EXECRUN_CHUNK		(256 * 1024)	/* bytes per output frame */
 #define EXECRUN_DRAIN_MS	250	/* grandchildren holding the pipes */
-#define EXECRUN_GRACE_MS	2000	/* TERM or HUP, then KILL */
 
 struct execrun_pipe {
 	int		 fd;		/* -1 once closed */
@@ -64,23 +63,18 @@ struct execrun {
 	size_t			 in_len;
 	size_t			 in_off;
 	int64_t			 deadline_ms;	/* 0: none */
-	int64_t			 kill_ms;	/* KILL at, 0: not yet */
+	struct escalate		 ending;	/* timeout or HUP, then KILL */
 	int64_t			 drain_ms;	/* give up on the pipes at */
 	int64_t			 peer;		/* restricted peer's uid, or -1 */
 	struct contain		 group;
 };
 
+/* TERM (the timeout) or HUP (the client left), KILL 2 s later. */
+static const struct escalate_step execrun_ending[] = {
+	{ SIGTERM, 2000 }, { SIGKILL, 0 }, { 0, 0 }
+};
+
 static LIST_HEAD(, execrun) execruns = LIST_HEAD_INITIALIZER(execruns);
-
-/* Milliseconds of the monotonic clock. */
-int64_t
-execrun_now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
 
 static void
 execrun_send(struct ctl *c, msgpack_sbuffer *sb)
@@ -286,28 +280,23 @@ execrun_write(struct execrun *e)
 	execrun_in_close(e);
 }
 
-/*
- * Signal the command's process group (the pid cannot be reused: unreaped)
- * and everything else it started.
- */
 static void
 execrun_signal(struct execrun *e, int sig)
 {
-	/* The tree first: the command's death would orphan its children. */
-	(void)contain_signal(&e->group, sig);
-	if (!e->reaped && kill(-e->pid, sig) == -1)
-		(void)kill(e->pid, sig);
-	if (!e->reaped && (sig == SIGTERM || sig == SIGHUP))
-		(void)kill(-e->pid, SIGCONT);
+	(void)contain_signal_all(&e->group, e->pid, e->reaped, sig);
 }
 
+/* sig now, KILL after the grace time. */
 static void
 execrun_terminate(struct execrun *e, int sig)
 {
-	if (e->kill_ms != 0 || e->reaped)
+	int64_t	now = escalate_now();
+
+	if (e->reaped)
 		return;
-	execrun_signal(e, sig);
-	e->kill_ms = execrun_now() + EXECRUN_GRACE_MS;
+	escalate_start(&e->ending, execrun_ending, sig, now);
+	if ((sig = escalate_due(&e->ending, now)) != 0)
+		execrun_signal(e, sig);
 }
 
 void
@@ -409,7 +398,7 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 		execrun_write(e);
 	}
 	if (req.timeout > 0)
-		e->deadline_ms = execrun_now() + (int64_t)(req.timeout * 1000);
+		e->deadline_ms = escalate_now() + (int64_t)(req.timeout * 1000);
 	LIST_INSERT_HEAD(&execruns, e, entry);
 	e = NULL;
 out:
@@ -520,7 +509,7 @@ execrun_reaped(struct ctl *c, pid_t pid, int status)
 	/* Take what the pipes hold; a grandchild may keep them open. */
 	execrun_read(c, e, &e->out);
 	execrun_read(c, e, &e->err);
-	e->drain_ms = execrun_now() + EXECRUN_DRAIN_MS;
+	e->drain_ms = escalate_now() + EXECRUN_DRAIN_MS;
 	execrun_check_done(c, e);
 	return (1);
 }
@@ -607,11 +596,11 @@ int
 execrun_timeout(void)
 {
 	struct execrun	*e;
-	int64_t		 now = execrun_now(), next = -1, t;
+	int64_t		 now = escalate_now(), next = -1, t;
 
 	LIST_FOREACH(e, &execruns, entry) {
-		t = e->reaped ? e->drain_ms : e->kill_ms != 0 ? e->kill_ms :
-		    e->deadline_ms;
+		t = e->reaped ? e->drain_ms : e->ending.steps != NULL ?
+		    escalate_at(&e->ending) : e->deadline_ms;
 		if (t == 0)
 			continue;
 		if (next == -1 || t < next)
@@ -628,7 +617,7 @@ void
 execrun_timers(struct ctl *c)
 {
 	struct execrun	*e, *next;
-	int64_t		 now = execrun_now();
+	int64_t		 now = escalate_now();
 
 	LIST_FOREACH_SAFE(e, &execruns, entry, next) {
 		if (e->reaped) {
@@ -639,12 +628,9 @@ execrun_timers(struct ctl *c)
 			}
 			continue;
 		}
-		if (e->kill_ms != 0 && now >= e->kill_ms) {
-			execrun_signal(e, SIGKILL);
-			e->kill_ms = 0;
-			e->deadline_ms = 0;
-		} else if (e->kill_ms == 0 && e->deadline_ms != 0 &&
-		    now >= e->deadline_ms) {
+		if (e->ending.steps != NULL)
+			execrun_terminate(e, 0);
+		else if (e->deadline_ms != 0 && now >= e->deadline_ms) {
 			e->timed_out = 1;
 			e->deadline_ms = 0;
 			execrun_terminate(e, SIGTERM);

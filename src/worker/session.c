@@ -26,13 +26,15 @@
 #include "ring.h"
 #include "worker.h"
 
-#define SESSION_HUP_GRACE_MS	500
-#define SESSION_TERM_GRACE_MS	2000
 #define SESSION_POLL_MS		10
 
-static unsigned char	session_buf[WORKER_CHUNK];
+/* A delete: HUP, TERM after 0.5 s, KILL after 2 s more, and again. */
+static const struct escalate_step session_ending[] = {
+	{ SIGHUP, 500 }, { SIGTERM, 2000 }, { SIGKILL, SESSION_POLL_MS },
+	{ 0, 0 }
+};
 
-static void	session_input_drop_all(void);
+static unsigned char	session_buf[WORKER_CHUNK];
 
 void
 session_output(struct worker_fd *wf)
@@ -115,7 +117,7 @@ session_finalise(void)
 		lws_set_timeout(worker->err->wsi, 1, LWS_TO_KILL_ASYNC);
 	if (worker->in != NULL)
 		lws_set_timeout(worker->in->wsi, 1, LWS_TO_KILL_ASYNC);
-	session_input_drop_all();
+	inputq_drop(&worker->inq);
 	log_debug("session %s: exited, status %d", worker->id, worker->status);
 	if (worker_limits.exited_ttl > 0)
 		lws_sul_schedule(worker->ctx, 0, &worker->sul_ttl,
@@ -141,7 +143,6 @@ session_check_final(void)
 		session_finalise();
 }
 
-static int	session_group_alive(void);
 static void	session_delete_done(void);
 
 void
@@ -164,47 +165,8 @@ session_reap(void)
 	 * says so, not at the next poll (which only paces the grace steps).
 	 */
 	if (worker->deleting && !worker->quitting && worker->reaped &&
-	    !session_group_alive())
+	    !contain_alive(&worker->group, worker->pid))
 		session_delete_done();
-}
-
-/*
- * Input is a queue of whole messages, written to the child in the order
- * they came.  Nothing is dropped: a client whose own queued bytes reach
- * WORKER_CLIENT_INPUT is not read any more (rx flow control) until they
- * drain below it, so one writer can hold at most that much (plus one
- * message) ahead of another's, and the rest waits in the client's socket.
- * A REST input, which has no connection to pause, is refused whole when
- * the queue holds WORKER_INPUT_MAX.  Input is discarded only once the
- * child's stdin is gone: there is nobody left to take it.
- */
-static void
-session_input_pause(struct client *cl, int pause)
-{
-	if (cl->input_paused == pause || cl->wsi == NULL)
-		return;
-	cl->input_paused = pause;
-	lws_rx_flow_control(cl->wsi, (pause ?
-	    LWS_RXFLOW_REASON_APPLIES_DISABLE :
-	    LWS_RXFLOW_REASON_APPLIES_ENABLE) | CLIENT_RXFLOW_INPUT |
-	    LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-}
-
-static void
-session_input_drop_all(void)
-{
-	struct input_msg	*m;
-	struct client		*cl;
-
-	while ((m = STAILQ_FIRST(&worker->inq)) != NULL) {
-		STAILQ_REMOVE_HEAD(&worker->inq, entry);
-		free(m);
-	}
-	worker->inq_len = 0;
-	LIST_FOREACH(cl, &worker->clients, entry) {
-		cl->input_queued = 0;
-		session_input_pause(cl, 0);
-	}
 }
 
 /* Write queued input; ask to be called again while some is left. */
@@ -212,107 +174,50 @@ void
 session_input_flush(void)
 {
 	struct worker_fd	*wf = worker->req.pty ? worker->out : worker->in;
-	struct input_msg	*m;
-	struct client		*cl;
-	ssize_t			 n;
 
-	while ((m = STAILQ_FIRST(&worker->inq)) != NULL &&
-	    worker->in_fd != -1) {
-		n = write(worker->in_fd, m->data + m->off, m->len - m->off);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				break;
-			session_input_drop_all();	/* the reader is gone */
-			break;
-		}
-		m->off += (size_t)n;
-		if ((cl = m->cl) != NULL) {
-			cl->input_queued -= (size_t)n;
-			if (cl->input_queued < WORKER_CLIENT_INPUT)
-				session_input_pause(cl, 0);
-		}
-		if (m->off == m->len) {
-			worker->inq_len -= m->len;
-			STAILQ_REMOVE_HEAD(&worker->inq, entry);
-			free(m);
-		}
-	}
-	if (worker->in_fd == -1 && worker->inq_len > 0)
-		session_input_drop_all();
-	if (wf == NULL)
-		return;
-	if (worker->inq_len > 0)
-		rawio_writable(wf->wsi);
-	else if (worker->inq_eof && !worker->req.pty && worker->in != NULL) {
-		lws_set_timeout(worker->in->wsi, 1, LWS_TO_KILL_ASYNC);
-		worker->in_fd = -1;
+	if (inputq_write(&worker->inq) > 0) {
+		if (wf != NULL)
+			rawio_writable(wf->wsi);
+	} else if (worker->inq.eof && !worker->req.pty && wf != NULL) {
+		lws_set_timeout(wf->wsi, 1, LWS_TO_KILL_ASYNC);
+		worker->inq.fd = -1;
 	}
 }
 
-/* Queue one whole message; -1 out of memory. */
-static int
-session_input_queue(struct client *cl, const void *data, size_t len)
-{
-	struct input_msg	*m;
-
-	if ((m = malloc(sizeof(*m) + len)) == NULL)
-		return (-1);
-	m->cl = cl;
-	m->len = len;
-	m->off = 0;
-	memcpy(m->data, data, len);
-	STAILQ_INSERT_TAIL(&worker->inq, m, entry);
-	worker->inq_len += len;
-	if (cl != NULL)
-		cl->input_queued += len;
-	session_input_flush();
-	return (0);
-}
-
-/* REST input: -1 when the queue is full, and then nothing is written. */
+/*
+ * A REST input, which has no connection to pause, is refused whole when
+ * the queue holds WORKER_INPUT_MAX: -1, and then nothing is written.
+ */
 int
 session_input(const void *data, size_t len)
 {
-	if (worker->in_fd == -1 || worker->inq_eof || len == 0)
+	if (worker->inq.fd == -1 || worker->inq.eof || len == 0)
 		return (0);
-	if (worker->inq_len + len > WORKER_INPUT_MAX)
+	if (worker->inq.len + len > WORKER_INPUT_MAX ||
+	    inputq_push(&worker->inq, NULL, data, len) == -1)
 		return (-1);
-	return (session_input_queue(NULL, data, len));
+	session_input_flush();
+	return (0);
 }
 
 /* A client's stdin message: taken whole; -1 only when out of memory. */
 int
 session_client_input(struct client *cl, const void *data, size_t len)
 {
-	if (worker->in_fd == -1 || worker->inq_eof || len == 0)
+	if (worker->inq.fd == -1 || worker->inq.eof || len == 0)
 		return (0);
-	if (session_input_queue(cl, data, len) == -1)
+	if (inputq_push(&worker->inq, &cl->in, data, len) == -1)
 		return (-1);
-	if (cl->input_queued >= WORKER_CLIENT_INPUT)
-		session_input_pause(cl, 1);
+	session_input_flush();
 	return (0);
-}
-
-/* A client is going: its queued messages are still written whole. */
-void
-session_input_forget(struct client *cl)
-{
-	struct input_msg	*m;
-
-	STAILQ_FOREACH(m, &worker->inq, entry)
-		if (m->cl == cl)
-			m->cl = NULL;
-	cl->input_queued = 0;
 }
 
 /* The child's stdin is gone: nobody will take what is queued. */
 void
 session_input_closed(void)
 {
-	worker->in_fd = -1;
-	session_input_drop_all();
+	worker->inq.fd = -1;
+	inputq_drop(&worker->inq);
 }
 
 void
@@ -320,7 +225,7 @@ session_input_eof(void)
 {
 	if (worker->req.pty)
 		return;
-	worker->inq_eof = 1;
+	worker->inq.eof = 1;
 	session_input_flush();
 }
 
@@ -378,27 +283,6 @@ session_resize(int cols, int rows, char *why, size_t whylen)
 	return (204);
 }
 
-/* Is anything the session started still alive, wherever it went? */
-static int
-session_group_alive(void)
-{
-	int	n;
-
-	if ((n = contain_signal(&worker->group, 0)) == -1)
-		return (kill(-worker->pid, 0) == 0 || errno == EPERM);
-	return (n > 0);
-}
-
-/* sig to every process of the session: its group, not only its pgrp. */
-static void
-session_signal_all(int sig)
-{
-	(void)contain_signal(&worker->group, sig);
-	(void)kill(-worker->pid, sig);
-	if (sig != SIGKILL)
-		(void)kill(-worker->pid, SIGCONT);
-}
-
 static void
 session_delete_done(void)
 {
@@ -419,28 +303,20 @@ session_delete_done(void)
 static void
 session_delete_cb(lws_sorted_usec_list_t *sul)
 {
-	static int64_t	waited;
+	int	sig;
 
 	(void)sul;
 	session_reap();
 	if (worker->quitting)
 		return;		/* session_reap saw the group go */
-	if (worker->reaped && !session_group_alive()) {
+	if (worker->reaped && !contain_alive(&worker->group, worker->pid)) {
 		session_delete_done();
 		return;
 	}
-	waited += SESSION_POLL_MS;
-	if (worker->delete_stage == 1 && waited >= SESSION_HUP_GRACE_MS) {
-		session_signal_all(SIGTERM);
-		worker->delete_stage = 2;
-		waited = 0;
-	} else if (worker->delete_stage == 2 &&
-	    waited >= SESSION_TERM_GRACE_MS) {
-		session_signal_all(SIGKILL);
-		worker->delete_stage = 3;
-		waited = 0;
-	} else if (worker->delete_stage == 3)
-		session_signal_all(SIGKILL);	/* forked since the last walk */
+	if ((sig = escalate_due(&worker->ending, lws_now_usecs() /
+	    LWS_US_PER_MS)) != 0)
+		(void)contain_signal_all(&worker->group, worker->pid,
+		    worker->reaped, sig);
 	lws_sul_schedule(worker->ctx, 0, &worker->sul_delete,
 	    session_delete_cb, SESSION_POLL_MS * LWS_US_PER_MS);
 }
@@ -455,7 +331,7 @@ session_delete(struct worker_fd *ctl, int64_t reqid)
 	if (worker->deleting)
 		return;
 	worker->deleting = 1;
-	worker->delete_stage = 1;
-	session_signal_all(SIGHUP);
+	escalate_start(&worker->ending, session_ending, 0,
+	    lws_now_usecs() / LWS_US_PER_MS);
 	session_delete_cb(NULL);
 }

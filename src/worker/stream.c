@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,17 +30,13 @@
 #include "log.h"
 #include "rawio.h"
 #include "mpack.h"
-#include "nofile.h"
 #include "pwcache.h"
 #include "runas.h"
-#include "signame.h"
 #include "worker.h"
 #include "wsmsg.h"
 
 #define STREAM_CHUNK		(256 * 1024)
 #define STREAM_START_SECS	30	/* for the start message */
-#define STREAM_KILL_GRACE_MS	2000
-#define STREAM_INPUT_MAX	INPUTQ_CLIENT
 
 enum stream_fd_kind {
 	SFD_OUT,
@@ -78,7 +73,7 @@ static struct {
 	int			 final;
 	int			 sent_exit;
 	int			 quit;
-	int			 killing;
+	struct escalate		 ending;	/* its signals */
 	int			 drain_expired;
 	int			 master_keep;	/* the PTY, until the reap */
 	struct runas_policy	 policy;	/* whom it may run as */
@@ -88,12 +83,9 @@ static struct {
 	uint64_t		 next_off;
 	uint64_t		 next_seq;
 	struct stream_fd	 out, err, in, sig;
-	unsigned char		*inq;
-	size_t			 inq_len;
-	int			 inq_eof;
-	unsigned char		*rx;
-	size_t			 rxlen;
-	int			 rx_bad;
+	struct inputq		 inq;
+	struct inputq_owner	 in_owner;	/* the client's share of it */
+	struct wsrx		 rx;
 	/* small replies (started, error), oldest first */
 	unsigned char		*msgs[16];
 	size_t			 msglen[16];
@@ -106,6 +98,11 @@ static struct {
 	lws_sorted_usec_list_t	 sul_drain;
 	lws_sorted_usec_list_t	 sul_kill;
 } st;
+
+/* The connection dropped (HUP) or the timeout came (TERM), then KILL. */
+static const struct escalate_step stream_ending[] = {
+	{ SIGHUP, 2000 }, { SIGKILL, 50 }, { 0, 0 }
+};
 
 static unsigned char	stream_wbuf[LWS_PRE + STREAM_CHUNK + 256];
 
@@ -120,8 +117,6 @@ static const struct lws_protocols stream_protocols[] = {
 	{ "lodge-raw", stream_raw_cb, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
-
-static lws_retry_bo_t stream_retry;
 
 static void
 stream_wake(void)
@@ -160,52 +155,31 @@ stream_quit(void)
 	lws_cancel_service(st.ctx);
 }
 
-/* Is anything the command started still alive, wherever it went? */
-static int
-stream_group_alive(void)
-{
-	int	n;
-
-	if (st.pid <= 0)
-		return (0);
-	if ((n = contain_signal(&st.group, 0)) == -1)
-		return (kill(-st.pid, 0) == 0 || errno == EPERM);
-	return (n > 0);
-}
-
-/* sig to the command's process group and to all of its group. */
-static void
-stream_signal_all(int sig)
-{
-	(void)contain_signal(&st.group, sig);
-	if (!st.reaped)
-		(void)kill(-st.pid, sig);
-	if (sig != SIGKILL && !st.reaped)
-		(void)kill(-st.pid, SIGCONT);
-}
-
 static void
 stream_kill_cb(lws_sorted_usec_list_t *sul)
 {
+	int64_t	now = lws_now_usecs() / LWS_US_PER_MS;
+	int	sig;
+
 	(void)sul;
-	if (!stream_group_alive())
+	if (!contain_alive(&st.group, st.pid))
 		return;
-	stream_signal_all(SIGKILL);
-	/* Again until none is left: a fork may have raced the walk. */
-	lws_sul_schedule(st.ctx, 0, &st.sul_kill, stream_kill_cb,
-	    50 * LWS_US_PER_MS);
+	if ((sig = escalate_due(&st.ending, now)) != 0)
+		(void)contain_signal_all(&st.group, st.pid, st.reaped, sig);
+	if (escalate_at(&st.ending) != 0)
+		lws_sul_schedule(st.ctx, 0, &st.sul_kill, stream_kill_cb,
+		    (escalate_at(&st.ending) - now) * LWS_US_PER_MS);
 }
 
 /* sig to everything the command started now, KILL after the grace time. */
 static void
 stream_terminate(int sig)
 {
-	if (st.pid <= 0 || st.killing)
+	if (st.pid <= 0)
 		return;
-	st.killing = 1;
-	stream_signal_all(sig);
-	lws_sul_schedule(st.ctx, 0, &st.sul_kill, stream_kill_cb,
-	    STREAM_KILL_GRACE_MS * LWS_US_PER_MS);
+	escalate_start(&st.ending, stream_ending, sig,
+	    lws_now_usecs() / LWS_US_PER_MS);
+	stream_kill_cb(NULL);
 }
 
 /* Leaving: nothing the stream started outlives it (bounded wait). */
@@ -214,8 +188,8 @@ stream_end_group(void)
 {
 	int	i;
 
-	for (i = 0; i < 200 && st.pid > 0 && stream_group_alive(); i++) {
-		stream_signal_all(SIGKILL);
+	for (i = 0; i < 200 && contain_alive(&st.group, st.pid); i++) {
+		(void)contain_signal_all(&st.group, st.pid, st.reaped, SIGKILL);
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 		usleep(10000);
@@ -426,67 +400,35 @@ stream_reap(void)
 	}
 }
 
+/* Write queued input to the terminal or the stdin pipe while it takes it. */
 static void
 stream_input_flush(void)
 {
-	ssize_t	n;
-	int	fd = st.tty ? st.out.rfd : st.in.fd;
+	struct lws	*w = st.tty ? st.out.wsi : st.in.wsi;
 
-	while (st.inq_len > 0 && fd != -1) {
-		n = write(fd, st.inq, st.inq_len);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				break;
-			st.inq_len = 0;
-			break;
-		}
-		memmove(st.inq, st.inq + n, st.inq_len - (size_t)n);
-		st.inq_len -= (size_t)n;
-	}
-	if (st.inq_len > 0) {
-		struct lws *w = st.tty ? st.out.wsi : st.in.wsi;
-
+	st.inq.fd = st.tty ? st.out.rfd : st.in.fd;
+	if (inputq_write(&st.inq) > 0) {
 		if (w != NULL)
 			rawio_writable(w);
 		else
-			st.inq_len = 0;		/* nobody reads any more */
-		return;
-	}
-	/* Drained: take client input again. */
-	if (st.ws != NULL)
-		lws_rx_flow_control(st.ws, LWS_RXFLOW_REASON_APPLIES_ENABLE |
-		    CLIENT_RXFLOW_INPUT | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-	if (st.inq_eof && !st.tty && st.in.open)
+			inputq_drop(&st.inq);	/* nobody reads any more */
+	} else if (st.inq.eof && !st.tty && st.in.open)
 		stream_fd_close(&st.in);
 }
 
-/*
- * Take a stdin message whole, and stop reading the client while more than
- * STREAM_INPUT_MAX waits for the child: nothing is dropped.
- */
+/* Take a stdin message whole: nothing is dropped (inputq.c). */
 static void
 stream_input(const void *data, size_t len)
 {
-	unsigned char	*nq;
-
 	if (len == 0)
 		return;
-	if ((nq = realloc(st.inq, st.inq_len + len)) == NULL) {
+	if (inputq_push(&st.inq, &st.in_owner, data, len) == -1) {
 		/* Not delivered whole: the connection fails. */
 		stream_error("internal", "out of memory");
 		st.close_after_msgs = LWS_CLOSE_STATUS_UNEXPECTED_CONDITION;
 		return;
 	}
-	st.inq = nq;
-	memcpy(st.inq + st.inq_len, data, len);
-	st.inq_len += len;
 	stream_input_flush();
-	/* The child reads slowly: stop reading the client. */
-	if (st.inq_len > STREAM_INPUT_MAX && st.ws != NULL)
-		lws_rx_flow_control(st.ws, LWS_RXFLOW_REASON_APPLIES_DISABLE |
-		    CLIENT_RXFLOW_INPUT);
 }
 
 static struct stream_fd *
@@ -525,10 +467,7 @@ stream_become(uid_t uid, gid_t gid, const char *name)
 {
 	if (st.set_nproc && child_limit_nproc(&st.nproc) == -1)
 		return (-1);
-	if ((name != NULL ? initgroups(name, gid) : setgroups(0, NULL)) == -1 ||
-	    setgid(gid) == -1 || setuid(uid) == -1)
-		return (-1);
-	return (0);
+	return (worker_become(name, uid, gid));
 }
 
 /*
@@ -664,7 +603,7 @@ stream_start(const msgpack_object *o)
 	msgpack_pack_map(&pk, 3);
 	mpack_kv_str(&pk, "type", "started");
 	mpack_kv_int(&pk, "pid", st.pid);
-	worker_limits_pack(&pk, STREAM_INPUT_MAX);
+	worker_limits_pack(&pk, INPUTQ_CLIENT);
 	stream_queue(&sb);
 	msgpack_sbuffer_destroy(&sb);
 	setproctitle("exec stream %d", (int)st.pid);
@@ -690,12 +629,13 @@ stream_target(void)
 }
 
 static void
-stream_message(const unsigned char *buf, size_t len)
+stream_message(void *arg, const unsigned char *buf, size_t len)
 {
 	struct wsmsg	m;
 	struct winsize	ws;
 	char		why[256];
 
+	(void)arg;
 	if (wsmsg_decode(buf, len, &m, why, sizeof(why)) == -1) {
 		stream_error("bad_request", why);
 		return;
@@ -713,7 +653,7 @@ stream_message(const unsigned char *buf, size_t len)
 	}
 	switch (m.type) {
 	case WSMSG_STDIN:
-		if (st.reaped || st.inq_eof)
+		if (st.reaped || st.inq.eof)
 			stream_error("conflict", "stdin is closed");
 		else
 			stream_input(m.data, m.len);
@@ -724,7 +664,7 @@ stream_message(const unsigned char *buf, size_t len)
 			    "send ^D (0x04) to a terminal");
 			break;
 		}
-		st.inq_eof = 1;
+		st.inq.eof = 1;
 		stream_input_flush();
 		break;
 	case WSMSG_RESIZE:
@@ -820,15 +760,7 @@ stream_writeable(void)
 		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 		msgpack_pack_map(&pk, 4);
 		mpack_kv_str(&pk, "type", "exit");
-		if (WIFEXITED(st.status))
-			mpack_kv_int(&pk, "exitCode", WEXITSTATUS(st.status));
-		else
-			mpack_kv_nil(&pk, "exitCode");
-		if (WIFSIGNALED(st.status))
-			mpack_kv_str(&pk, "signal",
-			    signame_name(WTERMSIG(st.status)));
-		else
-			mpack_kv_nil(&pk, "signal");
+		wsmsg_pack_status(&pk, 1, st.status);
 		mpack_kv_bool(&pk, "timedOut", st.timed_out);
 		rc = stream_write_map(&sb);
 		msgpack_sbuffer_destroy(&sb);
@@ -839,47 +771,29 @@ stream_writeable(void)
 	return (0);
 }
 
+static void
+stream_rx_error(void *arg, const char *code, const char *message)
+{
+	(void)arg;
+	stream_error(code, message);
+}
+
+static const struct wsrx_ops stream_rx_ops = {
+	stream_message, stream_rx_error
+};
+
 static int
 stream_receive(struct lws *wsi, const void *in, size_t len)
 {
-	unsigned char	*nb;
-	int		 final = lws_is_final_fragment(wsi);
+	int	rc;
 
 	if (st.close_after_msgs)
 		return (0);
-	if (st.rxlen + len > worker_limits.msg_max) {
-		/* The error goes first, then the 1009 close. */
-		stream_error("payload_too_large", "message larger than "
-		    "limits.maxMessageBytes");
+	rc = wsrx_take(&st.rx, wsi, in, len, worker_limits.msg_max,
+	    &stream_rx_ops, NULL);
+	if (rc == WSRX_TOO_BIG)
 		st.close_after_msgs = LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
-		lws_rx_flow_control(wsi, LWS_RXFLOW_REASON_APPLIES_DISABLE |
-		    CLIENT_RXFLOW_CLOSING);
-		return (0);
-	}
-	if (!lws_frame_is_binary(wsi))
-		st.rx_bad = 1;
-	if (!st.rx_bad) {
-		if (final && st.rxlen == 0 &&
-		    lws_remaining_packet_payload(wsi) == 0) {
-			stream_message(in, len);
-			return (0);
-		}
-		if ((nb = realloc(st.rx, st.rxlen + len + 1)) == NULL)
-			return (-1);
-		st.rx = nb;
-		memcpy(st.rx + st.rxlen, in, len);
-		st.rxlen += len;
-	}
-	if (!final || lws_remaining_packet_payload(wsi) != 0)
-		return (0);
-	if (st.rx_bad)
-		stream_error("bad_request",
-		    "messages are binary frames holding msgpack");
-	else
-		stream_message(st.rx, st.rxlen);
-	st.rx_bad = 0;
-	st.rxlen = 0;
-	return (0);
+	return (rc == WSRX_NOMEM ? -1 : 0);
 }
 
 static int
@@ -899,7 +813,7 @@ stream_ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			return (1);
 		return (0);
 	case LWS_CALLBACK_ESTABLISHED:
-		st.ws = wsi;
+		st.ws = st.in_owner.wsi = wsi;
 		txhold_init(&st.tx, wsi);
 		return (0);
 	case LWS_CALLBACK_SERVER_WRITEABLE:
@@ -908,8 +822,8 @@ stream_ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return (stream_receive(wsi, in, len));
 	case LWS_CALLBACK_CLOSED:
 		txhold_forget(&st.tx);
-		st.ws = NULL;
-		if (st.started && (!st.reaped || stream_group_alive()))
+		st.ws = st.in_owner.wsi = NULL;
+		if (st.started && (!st.reaped || contain_alive(&st.group, st.pid)))
 			stream_terminate(SIGHUP);
 		else
 			stream_quit();
@@ -917,7 +831,7 @@ stream_ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_WSI_DESTROY:
 		if (wsi == st.ws) {
 			txhold_forget(&st.tx);
-			st.ws = NULL;
+			st.ws = st.in_owner.wsi = NULL;
 		}
 		if (!st.started)
 			stream_quit();
@@ -984,17 +898,16 @@ stream_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 void
 stream_main(int fd, const msgpack_object *o)
 {
-	struct lws_context_creation_info	 info;
-	sigset_t				 set;
-	char					 name[32];
-	int64_t					 peer;
-	int					 sfd;
+	char		name[32];
+	int64_t		peer;
+	int		sfd;
 
 	if (setsid() == -1)
 		log_warn("setsid");
 	setproctitle("exec stream");
 	log_setident("lodged-stream");
 	memset(&st, 0, sizeof(st));
+	inputq_init(&st.inq);
 	st.out.fd = st.err.fd = st.in.fd = -1;
 	st.out.rfd = st.err.rfd = st.in.rfd = st.sig.rfd = -1;
 	st.master_keep = -1;
@@ -1010,31 +923,10 @@ stream_main(int fd, const msgpack_object *o)
 	contain_create(&st.group, name, getpid());
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGINT, SIG_IGN);
-	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
+	if ((sfd = worker_signalfd(0)) == -1)
 		fatal("signalfd");
-
-	memset(&info, 0, sizeof(info));
-	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
-	info.protocols = stream_protocols;
-	info.gid = (gid_t)-1;
-	info.uid = (uid_t)-1;
-	nofile_set(64);
-	info.max_http_header_data = 8192;
-	info.timeout_secs = 30;
 	worker_limits_decode(o);
-	stream_retry.secs_since_valid_ping = (uint16_t)worker_limits.ping;
-	stream_retry.secs_since_valid_hangup =
-	    (uint16_t)(worker_limits.ping * 5 / 2);
-	info.retry_and_idle_policy = &stream_retry;
-	info.vhost_name = "default";
-	log_lws_init();
-	if ((st.ctx = lws_create_context(&info)) == NULL)
+	if ((st.ctx = worker_context(stream_protocols, 64)) == NULL)
 		fatalx("cannot create the event loop");
 	st.vh = lws_get_vhost_by_name(st.ctx, "default");
 	if (stream_adopt(&st.sig, SFD_SIGNAL, sfd) == NULL)
@@ -1051,7 +943,7 @@ stream_main(int fd, const msgpack_object *o)
 		txhold_service();
 		/* Gone client: leave once all the command started is gone. */
 		if (st.ws == NULL && st.started && st.reaped &&
-		    !stream_group_alive())
+		    !contain_alive(&st.group, st.pid))
 			break;
 	}
 	stream_end_group();

@@ -203,7 +203,7 @@ void
 template_sweep_later(void)
 {
 	if (template_sweep_at == 0)
-		template_sweep_at = execrun_now() + TEMPLATE_SWEEP_MS;
+		template_sweep_at = escalate_now() + TEMPLATE_SWEEP_MS;
 }
 
 static void
@@ -335,7 +335,7 @@ template_main(int ctlfd, int use_cgroup)
 		}
 		execrun_events(&c, pfd + 2, tag + 2, n);
 		execrun_timers(&c);
-		if (template_sweep_at != 0 && execrun_now() >= template_sweep_at)
+		if (template_sweep_at != 0 && escalate_now() >= template_sweep_at)
 			template_sweep();
 		if (pfd[0].revents & POLLOUT && ctl_flush(&c) == -1)
 			break;

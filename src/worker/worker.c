@@ -32,8 +32,8 @@
 #include "mpack.h"
 #include "nofile.h"
 #include "ring.h"
-#include "signame.h"
 #include "worker.h"
+#include "wsmsg.h"
 
 struct worker	*worker;
 struct worker_limits	worker_limits = { 256, WORKER_WS_MSG_MAX, 30, 0 };
@@ -110,14 +110,7 @@ worker_pack_session(msgpack_packer *pk)
 	mpack_kv_str(pk, "user", w->username);
 	mpack_kv_str(pk, "createdAt", ts);
 	mpack_kv_str(pk, "state", w->final ? "exited" : "running");
-	if (w->final && WIFEXITED(w->status))
-		mpack_kv_int(pk, "exitCode", WEXITSTATUS(w->status));
-	else
-		mpack_kv_nil(pk, "exitCode");
-	if (w->final && WIFSIGNALED(w->status))
-		mpack_kv_str(pk, "signal", signame_name(WTERMSIG(w->status)));
-	else
-		mpack_kv_nil(pk, "signal");
+	wsmsg_pack_status(pk, w->final, w->status);
 	mpack_kv_int(pk, "clients", w->nclients);
 	mpack_kv_uint(pk, "bufferSize", ring_capacity(w->ring));
 	mpack_kv_uint(pk, "outputBytes", ring_end(w->ring));
@@ -391,13 +384,22 @@ err:
 	return (-1);
 }
 
+/* Take a user's groups (none: name NULL), gid and uid, in that order. */
+int
+worker_become(const char *name, uid_t uid, gid_t gid)
+{
+	if ((name != NULL ? initgroups(name, gid) : setgroups(0, NULL)) == -1 ||
+	    setgid(gid) == -1 || setuid(uid) == -1)
+		return (-1);
+	return (0);
+}
+
 static int
 worker_drop(char *why, size_t whylen)
 {
 	if (worker->uid == geteuid())
 		return (0);
-	if (initgroups(worker->username, worker->gid) == -1 ||
-	    setgid(worker->gid) == -1 || setuid(worker->uid) == -1) {
+	if (worker_become(worker->username, worker->uid, worker->gid) == -1) {
 		snprintf(why, whylen, "cannot become user '%s': %s",
 		    worker->username, strerror(errno));
 		return (-1);
@@ -405,14 +407,16 @@ worker_drop(char *why, size_t whylen)
 	return (0);
 }
 
-static int
-worker_signalfd(void)
+/* SIGCHLD (and SIGTERM: term) as a descriptor; HUP, INT, PIPE ignored. */
+int
+worker_signalfd(int term)
 {
 	sigset_t	set;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
+	if (term)
+		sigaddset(&set, SIGTERM);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
 		return (-1);
 	signal(SIGHUP, SIG_IGN);
@@ -460,18 +464,18 @@ worker_fail(struct ctl *c, int status, const char *code, const char *msg)
 	exit(1);
 }
 
-static int
-worker_context(void)
+/* The event loop of a worker or an exec stream, its vhost "default". */
+struct lws_context *
+worker_context(const struct lws_protocols *protocols, rlim_t nofile)
 {
 	struct lws_context_creation_info	info;
 
 	memset(&info, 0, sizeof(info));
 	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
-	info.protocols = worker_protocols;
+	info.protocols = protocols;
 	info.gid = (gid_t)-1;
 	info.uid = (uid_t)-1;
-	/* A direct lookup table: clients, ctls, the PTY or pipes, a few more. */
-	nofile_set((rlim_t)worker_limits.max_clients + 64);
+	nofile_set(nofile);
 	info.max_http_header_data = 8192;
 	info.timeout_secs = 30;
 	/* A peer silent for 2.5 pings is gone. */
@@ -481,10 +485,7 @@ worker_context(void)
 	info.retry_and_idle_policy = &worker_retry;
 	info.vhost_name = "default";
 	log_lws_init();
-	if ((worker->ctx = lws_create_context(&info)) == NULL)
-		return (-1);
-	worker->vh = lws_get_vhost_by_name(worker->ctx, "default");
-	return (worker->vh == NULL ? -1 : 0);
+	return (lws_create_context(&info));
 }
 
 static void
@@ -583,7 +584,7 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	spec.rows = worker->rows;
 	spec.cgroup_fd = worker->group.procs;
 	/* SIGCHLD is blocked from here on; the child resets its mask. */
-	if ((sfd = worker_signalfd()) == -1)
+	if ((sfd = worker_signalfd(1)) == -1)
 		worker_fail(c, 500, "internal", "cannot set up signals");
 	if (child_start(&spec, &ch, why, sizeof(why)) == -1) {
 		if (errno == ENOSPC && spec.pty)	/* kernel.pty.max */
@@ -596,7 +597,10 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	/* Joined: a descriptor that could move others in is not kept. */
 	contain_close_procs(&worker->group);
 
-	if (worker_context() == -1)
+	/* A direct lookup table: clients, ctls, the PTY or pipes, a few more. */
+	if ((worker->ctx = worker_context(worker_protocols,
+	    (rlim_t)worker_limits.max_clients + 64)) == NULL ||
+	    (worker->vh = lws_get_vhost_by_name(worker->ctx, "default")) == NULL)
 		worker_fail(c, 500, "internal", "cannot create event loop");
 	if ((worker->sig = worker_fd_adopt(WFD_SIGNAL, sfd)) == NULL ||
 	    (worker->listen = worker_fd_adopt(WFD_LISTEN, fd)) == NULL)
@@ -609,14 +613,14 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 		 */
 		worker->master_keep = fcntl(ch.master, F_DUPFD_CLOEXEC, 3);
 		fcntl(ch.master, F_SETFL, O_NONBLOCK);
-		worker->in_fd = ch.master;
+		worker->inq.fd = ch.master;
 		worker->out = worker_fd_adopt(WFD_OUT, ch.master);
 		worker->out_open = 1;
 	} else {
 		fcntl(ch.in, F_SETFL, O_NONBLOCK);
 		fcntl(ch.out, F_SETFL, O_NONBLOCK);
 		fcntl(ch.err, F_SETFL, O_NONBLOCK);
-		worker->in_fd = ch.in;
+		worker->inq.fd = ch.in;
 		worker->in = worker_fd_adopt(WFD_IN, ch.in);
 		worker->out = worker_fd_adopt(WFD_OUT, ch.out);
 		worker->err = worker_fd_adopt(WFD_ERR, ch.err);
@@ -640,8 +644,7 @@ worker_main(int ctlfd, const msgpack_object *spawn)
 		_exit(1);
 	LIST_INIT(&worker->clients);
 	LIST_INIT(&worker->controls);
-	STAILQ_INIT(&worker->inq);
-	worker->in_fd = -1;
+	inputq_init(&worker->inq);
 	worker->master_keep = -1;
 	if (setsid() == -1)
 		log_warn("setsid");

@@ -78,8 +78,27 @@ void	contain_create(struct contain *, const char *name, pid_t top);
 void	contain_close(struct contain *);
 void	contain_close_procs(struct contain *);
 int	contain_signal(struct contain *, int sig);
+int	contain_signal_all(struct contain *, pid_t, int reaped, int sig);
+int	contain_alive(struct contain *, pid_t);
 int	contain_remove(const char *name);
 int	contain_sweep(int (*keep)(const char *));
+
+/* escalate.c: a group's ending, one signal after another */
+struct escalate_step {
+	int		 sig;		/* 0 ends the ladder */
+	int		 wait_ms;	/* before the next, or again */
+};
+struct escalate {
+	const struct escalate_step *steps;	/* NULL: not started */
+	int		 first;		/* the first step's signal, if not 0 */
+	int		 next;		/* due at 'at'; -1: done */
+	int64_t		 at;
+};
+void	escalate_start(struct escalate *, const struct escalate_step *,
+	    int first, int64_t now);
+int	escalate_due(struct escalate *, int64_t now);
+int64_t	escalate_at(const struct escalate *);
+int64_t	escalate_now(void);
 
 /* txhold.c: a connection whose output lws holds is not read by lws */
 #define TXHOLD_RXFLOW_BIT	(1 << 2)
@@ -95,6 +114,23 @@ void	txhold_writeable(struct txhold *);
 void	txhold_forget(struct txhold *);
 void	txhold_service(void);
 
+/* wsrx.c: one client message out of its WebSocket frames */
+struct wsrx {
+	unsigned char		*buf;		/* the fragments so far */
+	size_t			 len;
+	int			 bad;		/* a text message: refused */
+};
+struct wsrx_ops {
+	void	(*message)(void *, const unsigned char *, size_t);
+	void	(*error)(void *, const char *code, const char *message);
+};
+#define WSRX_OK			0
+#define WSRX_TOO_BIG		1	/* close with 1009 */
+#define WSRX_NOMEM		-1
+int	wsrx_take(struct wsrx *, struct lws *, const void *, size_t,
+	    size_t max, const struct wsrx_ops *, void *);
+void	wsrx_free(struct wsrx *);
+
 /* Pending replies and errors for one client, oldest first. */
 struct client_msg {
 	STAILQ_ENTRY(client_msg) entry;
@@ -102,21 +138,37 @@ struct client_msg {
 	unsigned char		 data[];
 };
 
-/* One stdin message, written to the child whole. */
+/* inputq.c: a child's stdin, whole messages in the order they came */
+struct inputq_owner {
+	struct lws		*wsi;		/* paused while it holds too much */
+	size_t			 queued;	/* its bytes in the queue */
+	int			 paused;
+};
 struct input_msg {
 	STAILQ_ENTRY(input_msg)	 entry;
-	struct client		*cl;		/* NULL: REST, or gone */
+	struct inputq_owner	*owner;		/* NULL: REST, or gone */
 	size_t			 len;
 	size_t			 off;		/* written so far */
 	unsigned char		 data[];
 };
+struct inputq {
+	STAILQ_HEAD(, input_msg) msgs;
+	size_t			 len;
+	int			 fd;		/* the child's stdin; -1: gone */
+	int			 eof;		/* close stdin once drained */
+};
+void	inputq_init(struct inputq *);
+int	inputq_push(struct inputq *, struct inputq_owner *, const void *,
+	    size_t);
+size_t	inputq_write(struct inputq *);
+void	inputq_drop(struct inputq *);
+void	inputq_forget(struct inputq *, struct inputq_owner *);
 
 struct client {
 	LIST_ENTRY(client)	 entry;
 	struct lws		*wsi;
 	struct txhold		 tx;
-	size_t			 input_queued;	/* its bytes in the queue */
-	int			 input_paused;
+	struct inputq_owner	 in;		/* its queued stdin */
 	uint64_t		 off;		/* next byte to send */
 	uint64_t		 replay_to;
 	int			 readonly;
@@ -130,9 +182,7 @@ struct client {
 	int			 closing;
 	STAILQ_HEAD(, client_msg) msgs;
 	size_t			 nmsgs;
-	unsigned char		*rx;		/* fragments of one message */
-	size_t			 rxlen;
-	int			 rx_bad;
+	struct wsrx		 rx;
 };
 
 /* Per-connection data of the HTTP side (log requests). */
@@ -168,17 +218,14 @@ struct worker {
 	int			 cols, rows;
 	int			 out_open, err_open;
 	struct worker_fd	*out, *err, *in, *listen, *sig;
-	int			 in_fd;		/* PTY master or stdin pipe */
 	int			 master_keep;	/* the PTY, held until the reap */
-	STAILQ_HEAD(, input_msg) inq;		/* queued input, whole messages */
-	size_t			 inq_len;
-	int			 inq_eof;	/* close stdin once drained */
+	struct inputq		 inq;		/* to the PTY master or stdin */
 
 	int			 reaped;
 	int			 status;	/* from waitpid */
 	int			 final;		/* exited, output drained */
 	int			 deleting;
-	int			 delete_stage;
+	struct escalate		 ending;	/* the delete's signals */
 	int			 quitting;
 	lws_sorted_usec_list_t	 sul_drain;
 	lws_sorted_usec_list_t	 sul_delete;
@@ -230,7 +277,6 @@ void	execrun_start(struct ctl *, const msgpack_object *);
 void	execrun_kill(const msgpack_object *);
 void	execrun_forget(void);
 void	execrun_end_all(void);
-int64_t	execrun_now(void);
 int	execrun_peer_count(uid_t);
 int	execrun_owns_group(const char *);
 int	execrun_reaped(struct ctl *, pid_t, int status);
@@ -254,6 +300,9 @@ void	worker_send_clients(void);
 void	worker_quit(void);
 void	worker_output_changed(void);
 struct worker_fd *worker_fd_adopt(enum worker_fd_kind, int fd);
+int	worker_become(const char *, uid_t, gid_t);
+int	worker_signalfd(int term);
+struct lws_context *worker_context(const struct lws_protocols *, rlim_t);
 
 /* child.c */
 struct child_spec {
@@ -293,7 +342,6 @@ void	session_output(struct worker_fd *);
 void	session_reap(void);
 int	session_input(const void *, size_t);
 int	session_client_input(struct client *, const void *, size_t);
-void	session_input_forget(struct client *);
 void	session_input_closed(void);
 void	session_input_eof(void);
 void	session_input_flush(void);

@@ -114,7 +114,16 @@ final class Codec {
 	}
 
 	static Map<String, Object> unpack(byte[] frame, int off, int len) {
-		try (MessageUnpacker u = MessagePack.newDefaultUnpacker(frame, off, len)) {
+		return unpack(MessagePack.newDefaultUnpacker(frame, off, len));
+	}
+
+	/** Unpacks a message from a buffer (its bin values copied out). */
+	static Map<String, Object> unpack(ByteBuffer frame) {
+		return unpack(MessagePack.newDefaultUnpacker(frame));
+	}
+
+	private static Map<String, Object> unpack(MessageUnpacker unpacker) {
+		try (MessageUnpacker u = unpacker) {
 			Object v = unpackValue(u);
 			if (u.hasNext())
 				throw new ConnectionLostException("the server sent trailing data in a message");

@@ -1,12 +1,7 @@
 package dev.lodge.sdk;
 
-import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +11,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.eclipse.jetty.client.BytesRequestContent;
+import org.eclipse.jetty.client.CompletableResponseListener;
+import org.eclipse.jetty.client.ContentResponse;
+import org.eclipse.jetty.client.Request;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
 
 /**
  * A client of one lodged. Thread-safe; one instance serves any number of
@@ -31,7 +35,9 @@ public final class Sandbox {
 	private final String token;
 	private final Duration connectTimeout;
 	private final Duration requestTimeout;
-	private final HttpClient http;
+	private final Transport transport;
+	/** The largest REST reply read (a session's log, an exec's output). */
+	private static final int MAX_REPLY = Integer.MAX_VALUE - 64;
 
 	private Sandbox(String url, String token, Duration connectTimeout, Duration requestTimeout) {
 		URI u = URI.create(url);
@@ -45,10 +51,7 @@ public final class Sandbox {
 		this.token = token;
 		this.connectTimeout = connectTimeout;
 		this.requestTimeout = requestTimeout;
-		HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1);
-		if (connectTimeout != null)
-			b.connectTimeout(connectTimeout);
-		this.http = b.build();
+		this.transport = Transport.of(connectTimeout);
 	}
 
 	/** A client of the daemon at {@code LODGE_URL}, with {@code LODGE_TOKEN}. */
@@ -83,65 +86,76 @@ public final class Sandbox {
 
 	// REST
 
-	private HttpRequest request(String method, String path, Object json) {
-		HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path));
-		if (token != null)
-			b.header("Authorization", "Bearer " + token);
-		if (requestTimeout != null) // a long poll's own wait is not the reply's delay
-			b.timeout(path.contains("/wait?") ? requestTimeout.plusSeconds(31) : requestTimeout);
-		if (json != null) {
-			b.header("Content-Type", "application/json");
-			b.method(method, HttpRequest.BodyPublishers.ofString(Json.write(json)));
-		} else {
-			b.method(method, HttpRequest.BodyPublishers.noBody());
+	/** A reply: its status, body and headers. */
+	private static final class Reply {
+		final int status;
+		final byte[] body;
+		final HttpFields headers;
+
+		Reply(ContentResponse r) {
+			status = r.getStatus();
+			body = r.getContent();
+			headers = r.getHeaders();
 		}
-		return b.build();
+
+		long header(String name, long otherwise) {
+			long v = headers.getLongField(name);
+			return v >= 0 ? v : otherwise;
+		}
+	}
+
+	private Request request(String method, String path, Object json) {
+		Request r = transport.http.newRequest(base + path).method(method);
+		if (token != null)
+			r.headers(h -> h.put(HttpHeader.AUTHORIZATION, "Bearer " + token));
+		if (requestTimeout != null) { // a long poll's own wait is not the reply's delay
+			Duration d = path.contains("/wait?") ? requestTimeout.plusSeconds(31) : requestTimeout;
+			r.timeout(d.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		if (json != null)
+			r.body(new BytesRequestContent("application/json",
+			    Json.write(json).getBytes(StandardCharsets.UTF_8)));
+		return r;
 	}
 
 	private static LodgeException transport(Throwable e) {
-		while (e instanceof CompletionException && e.getCause() != null)
+		while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null)
 			e = e.getCause();
 		if (e instanceof LodgeException)
 			return (LodgeException) e;
-		if (e instanceof HttpTimeoutException)
+		if (e instanceof TimeoutException)
 			return new LodgeTimeoutException("the request timed out: " + e.getMessage());
 		return new ConnectionLostException("the daemon cannot be reached: " + e, e);
 	}
 
-	private HttpResponse<byte[]> send(HttpRequest r) {
-		try {
-			return http.send(r, HttpResponse.BodyHandlers.ofByteArray());
-		} catch (InterruptedException e) {
-			Thread.currentThread().interrupt();
-			throw new LodgeInterruptedException(e);
-		} catch (IOException e) {
-			throw transport(e);
-		}
-	}
-
-	private static HttpResponse<byte[]> check(HttpResponse<byte[]> r) {
-		if (r.statusCode() / 100 != 2)
-			throw ApiException.fromReply(r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
+	private static Reply check(Reply r) {
+		if (r.status / 100 != 2)
+			throw ApiException.fromReply(r.status, new String(r.body, StandardCharsets.UTF_8));
 		return r;
 	}
 
-	private <T> T call(String method, String path, Object json, Function<HttpResponse<byte[]>, T> parse) {
-		return parse.apply(check(send(request(method, path, json))));
+	private static CompletableFuture<Reply> send(Request r) {
+		return new CompletableResponseListener(r, MAX_REPLY).send().handle((resp, e) -> {
+			if (e != null)
+				throw new CompletionException(transport(e));
+			return new Reply(resp);
+		});
+	}
+
+	private <T> T call(String method, String path, Object json, Function<Reply, T> parse) {
+		Request r = request(method, path, json);
+		Reply reply = Waits.await(send(r), null, () -> r.abort(new InterruptedException("interrupted")));
+		return parse.apply(check(reply));
 	}
 
 	private <T> CompletableFuture<T> callAsync(String method, String path, Object json,
-	    Function<HttpResponse<byte[]>, T> parse) {
-		return http.sendAsync(request(method, path, json), HttpResponse.BodyHandlers.ofByteArray())
-		    .handle((r, e) -> {
-			    if (e != null)
-				    throw new CompletionException(transport(e));
-			    return parse.apply(check(r));
-		    });
+	    Function<Reply, T> parse) {
+		return send(request(method, path, json)).thenApply(r -> parse.apply(check(r)));
 	}
 
-	private static Map<?, ?> object(HttpResponse<byte[]> r) {
+	private static Map<?, ?> object(Reply r) {
 		try {
-			Object o = Json.parse(new String(r.body(), StandardCharsets.UTF_8));
+			Object o = Json.parse(new String(r.body, StandardCharsets.UTF_8));
 			if (o instanceof Map)
 				return (Map<?, ?>) o;
 		} catch (IllegalArgumentException e) {
@@ -150,11 +164,11 @@ public final class Sandbox {
 		throw new ConnectionLostException("the daemon sent JSON that is not an object");
 	}
 
-	private static Void none(HttpResponse<byte[]> r) {
+	private static Void none(Reply r) {
 		return null;
 	}
 
-	private static List<Session> sessions(HttpResponse<byte[]> r) {
+	private static List<Session> sessions(Reply r) {
 		List<Session> l = new ArrayList<>();
 		Object s = object(r).get("sessions");
 		if (s instanceof List)
@@ -163,10 +177,10 @@ public final class Sandbox {
 		return l;
 	}
 
-	private static SessionLog log(HttpResponse<byte[]> r) {
-		long start = r.headers().firstValueAsLong("Lodge-Log-Start").orElse(0);
-		long end = r.headers().firstValueAsLong("Lodge-Log-End").orElse(start + r.body().length);
-		return new SessionLog(r.body(), start, end);
+	private static SessionLog log(Reply r) {
+		long start = r.header("Lodge-Log-Start", 0);
+		long end = r.header("Lodge-Log-End", start + r.body.length);
+		return new SessionLog(r.body, start, end);
 	}
 
 	/** {@code GET /v1/health}. */
@@ -271,7 +285,7 @@ public final class Sandbox {
 
 	/** {@link #sessionLog} as a future. */
 	public CompletableFuture<byte[]> sessionLogAsync(String ref) {
-		return callAsync("GET", "/v1/sessions/" + encode(ref) + "/log", null, r -> r.body());
+		return callAsync("GET", "/v1/sessions/" + encode(ref) + "/log", null, r -> r.body);
 	}
 
 	/** The buffered output from offset {@code since} (negative: all), with its offsets. */
@@ -318,7 +332,7 @@ public final class Sandbox {
 	// WebSockets
 
 	CompletableFuture<WsConn> openWs(String path, WsConn.Handler h) {
-		return WsConn.open(http, URI.create(wsBase + path), token, connectTimeout, h);
+		return WsConn.open(transport, URI.create(wsBase + path), token, connectTimeout, h);
 	}
 
 	/**

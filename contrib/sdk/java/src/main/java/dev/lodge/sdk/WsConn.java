@@ -1,26 +1,36 @@
 package dev.lodge.sdk;
 
+import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.WebSocket;
-import java.net.http.WebSocketHandshakeException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.websocket.core.CloseStatus;
+import org.eclipse.jetty.websocket.core.Configuration;
+import org.eclipse.jetty.websocket.core.CoreSession;
+import org.eclipse.jetty.websocket.core.Frame;
+import org.eclipse.jetty.websocket.core.FrameHandler;
+import org.eclipse.jetty.websocket.core.OpCode;
+import org.eclipse.jetty.websocket.core.client.CoreClientUpgradeRequest;
+import org.eclipse.jetty.websocket.core.exception.UpgradeException;
 
 /**
- * One WebSocket of the protocol: binary messages reassembled from their
- * parts, decoded, and handed to a handler one at a time; the next part is
- * requested only once the handler has returned, so a slow consumer holds
- * the daemon back instead of filling memory. Sends are queued in order.
+ * One WebSocket of the protocol on Jetty's WebSocket core: binary messages
+ * decoded (a whole frame straight from Jetty's buffer, a fragmented one
+ * reassembled) and handed to a handler one at a time; the next frame is
+ * demanded only once the handler has returned, so a slow consumer holds the
+ * daemon back instead of filling memory. Sends go out in order.
  */
-final class WsConn implements WebSocket.Listener {
+final class WsConn implements FrameHandler {
+	/** The largest message accepted from the daemon (its output comes in 64 KiB). */
+	private static final long MAX_INCOMING = 64L << 20;
+
 	/** Receives a connection's messages and its end, on one thread at a time. */
 	interface Handler {
 		void onMessage(WsConn conn, Map<String, Object> msg);
@@ -30,10 +40,10 @@ final class WsConn implements WebSocket.Listener {
 	}
 
 	private final Handler handler;
-	private volatile WebSocket ws;
-	private byte[] buf = new byte[64 * 1024];
+	private volatile CoreSession session;
+	private volatile Throwable error;
+	private byte[] buf = new byte[0];
 	private int len;
-	private CompletableFuture<?> sendChain = CompletableFuture.completedFuture(null);
 	private final AtomicBoolean ended = new AtomicBoolean();
 
 	private WsConn(Handler handler) {
@@ -41,20 +51,28 @@ final class WsConn implements WebSocket.Listener {
 	}
 
 	/** Opens a WebSocket; the future fails with the typed error of a refused upgrade. */
-	static CompletableFuture<WsConn> open(HttpClient client, URI uri, String token,
+	static CompletableFuture<WsConn> open(Transport t, URI uri, String token,
 	    Duration connectTimeout, Handler handler) {
 		WsConn c = new WsConn(handler);
-		WebSocket.Builder b = client.newWebSocketBuilder();
+		CoreClientUpgradeRequest req = CoreClientUpgradeRequest.from(t.ws, uri, c);
 		if (token != null)
-			b.header("Authorization", "Bearer " + token);
+			req.headers(h -> h.put("Authorization", "Bearer " + token));
 		if (connectTimeout != null)
-			b.connectTimeout(connectTimeout);
-		return b.buildAsync(uri, c).handle((ws, err) -> {
-			if (err != null)
-				throw new CompletionException(translate(err));
-			c.ws = ws;
-			return c;
-		});
+			req.timeout(connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
+		Configuration.ConfigurationCustomizer cfg = new Configuration.ConfigurationCustomizer();
+		cfg.setMaxFrameSize(MAX_INCOMING);
+		cfg.setMaxBinaryMessageSize(MAX_INCOMING);
+		cfg.setIdleTimeout(Duration.ZERO); // an attach may be quiet for hours
+		req.setConfiguration(cfg);
+		try {
+			return t.ws.connect(req).handle((s, err) -> {
+				if (err != null)
+					throw new CompletionException(translate(err));
+				return c;
+			});
+		} catch (IOException e) {
+			return CompletableFuture.failedFuture(translate(e));
+		}
 	}
 
 	/** The SDK's error for a failure to open a WebSocket. */
@@ -63,115 +81,122 @@ final class WsConn implements WebSocket.Listener {
 			err = err.getCause();
 		if (err instanceof LodgeException)
 			return (LodgeException) err;
-		if (err instanceof WebSocketHandshakeException) {
-			var r = ((WebSocketHandshakeException) err).getResponse();
-			int status = r.statusCode();
-			Object body = r.body();
-			String text = body instanceof byte[] ? new String((byte[]) body, StandardCharsets.UTF_8)
-			    : body instanceof String ? (String) body : "";
-			if (!text.isEmpty())
-				return ApiException.fromReply(status, text);
-			return ApiException.of(ApiException.codeOfStatus(status), status,
-			    "the WebSocket upgrade was refused with HTTP " + status);
+		if (err instanceof UpgradeException) {
+			int status = ((UpgradeException) err).getResponseStatusCode();
+			if (status >= 400)
+				return ApiException.of(ApiException.codeOfStatus(status), status,
+				    "the WebSocket upgrade was refused with HTTP " + status);
+			if (err.getCause() != null)
+				err = err.getCause();
 		}
-		if (err instanceof java.net.http.HttpTimeoutException)
+		if (err instanceof TimeoutException)
 			return new LodgeTimeoutException("connecting timed out: " + err.getMessage());
 		return new ConnectionLostException("cannot connect: " + err, err);
 	}
 
 	@Override
-	public void onOpen(WebSocket webSocket) {
-		ws = webSocket;
-		webSocket.request(1);
+	public void onOpen(CoreSession s, Callback callback) {
+		session = s;
+		callback.succeeded();
+		s.demand();
 	}
 
 	@Override
-	public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
-		int n = data.remaining();
-		if (len + n > buf.length)
-			buf = Arrays.copyOf(buf, Math.max(buf.length * 2, len + n));
-		data.get(buf, len, n);
-		len += n;
-		if (!last) {
-			webSocket.request(1);
-			return null;
-		}
-		Map<String, Object> msg;
+	public void onFrame(Frame frame, Callback callback) {
 		try {
-			msg = Codec.unpack(buf, 0, len);
-		} catch (LodgeException e) {
-			fail(e);
-			return null;
-		} finally {
-			len = 0;
-			if (buf.length > 1 << 20)
-				buf = new byte[64 * 1024];
-		}
-		try {
-			handler.onMessage(this, msg);
+			byte op = frame.getOpCode();
+			if (op == OpCode.TEXT)
+				throw new ConnectionLostException("the server sent a text message");
+			if (op == OpCode.BINARY || op == OpCode.CONTINUATION)
+				data(frame);
+			callback.succeeded();
 		} catch (RuntimeException | Error e) {
+			callback.succeeded();
 			fail(e);
-			return null;
+			return;
 		}
-		webSocket.request(1);
-		return null;
+		CoreSession s = session;
+		if (!ended.get())
+			s.demand();
+	}
+
+	private void data(Frame frame) {
+		ByteBuffer p = frame.hasPayload() ? frame.getPayload() : ByteBuffer.allocate(0);
+		Map<String, Object> msg;
+		if (frame.isFin() && len == 0) {
+			msg = Codec.unpack(p);
+		} else {
+			int n = p.remaining();
+			if (len + n > buf.length)
+				buf = java.util.Arrays.copyOf(buf, Math.max(Math.max(buf.length * 2, 64 * 1024), len + n));
+			p.get(buf, len, n);
+			len += n;
+			if (!frame.isFin())
+				return;
+			try {
+				msg = Codec.unpack(buf, 0, len);
+			} finally {
+				len = 0;
+				if (buf.length > 1 << 20)
+					buf = new byte[0];
+			}
+		}
+		handler.onMessage(this, msg);
 	}
 
 	@Override
-	public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-		fail(new ConnectionLostException("the server sent a text message"));
-		return null;
+	public void onError(Throwable cause, Callback callback) {
+		error = cause;
+		callback.succeeded();
 	}
 
 	@Override
-	public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
-		if (ended.compareAndSet(false, true))
-			handler.onClosed(this, statusCode, null);
-		return null;
-	}
-
-	@Override
-	public void onError(WebSocket webSocket, Throwable error) {
-		if (ended.compareAndSet(false, true))
-			handler.onClosed(this, -1, error);
+	public void onClosed(CloseStatus status, Callback callback) {
+		callback.succeeded();
+		if (!ended.compareAndSet(false, true))
+			return;
+		Throwable e = error;
+		int code = status.getCode();
+		if (e == null && code == CloseStatus.NO_CLOSE)
+			e = new ConnectionLostException("the connection dropped");
+		if (e != null)
+			handler.onClosed(this, -1, e);
+		else
+			handler.onClosed(this, code, null);
 	}
 
 	private void fail(Throwable e) {
-		abort();
+		CoreSession s = session;
+		if (s != null)
+			s.abort();
 		if (ended.compareAndSet(false, true))
 			handler.onClosed(this, -1, e);
 	}
 
 	/** Queues one message; the future completes once it is handed to the socket. */
-	synchronized CompletableFuture<?> send(byte[] message) {
-		WebSocket w = ws;
-		CompletableFuture<?> next = sendChain.thenCompose(v -> w.sendBinary(ByteBuffer.wrap(message), true));
-		sendChain = next;
-		return next;
+	CompletableFuture<?> send(byte[] message) {
+		CompletableFuture<Void> f = new CompletableFuture<>();
+		session.sendFrame(new Frame(OpCode.BINARY, ByteBuffer.wrap(message)),
+		    Callback.from(() -> f.complete(null), f::completeExceptionally), false);
+		return f;
 	}
 
 	/** Closes politely after what is queued (a detach). */
-	synchronized void close() {
-		WebSocket w = ws;
-		sendChain = sendChain.handle((v, e) -> null)
-		    .thenCompose(v -> w.sendClose(WebSocket.NORMAL_CLOSURE, ""))
-		    .whenComplete((v, e) -> {
-			    if (e != null)
-				    w.abort();
-		    });
+	void close() {
+		CoreSession s = session;
+		s.close(CloseStatus.NORMAL, "", Callback.NOOP);
 		// the daemon answers a close; if it does not, drop the socket
-		CompletableFuture.delayedExecutor(5, java.util.concurrent.TimeUnit.SECONDS)
-		    .execute(() -> {
-			    if (!ended.get())
-				    abort();
-		    });
+		CompletableFuture.delayedExecutor(5, TimeUnit.SECONDS).execute(() -> {
+			if (!ended.get())
+				abort();
+		});
 	}
 
 	/** Drops the connection at once. */
 	void abort() {
-		WebSocket w = ws;
-		if (w != null)
-			w.abort();
+		CoreSession s = session;
+		if (s != null)
+			s.abort();
 		if (ended.compareAndSet(false, true))
 			handler.onClosed(this, -1, new ConnectionLostException("connection closed by the client"));
 	}

@@ -3,7 +3,6 @@ package dev.lodge.sdk;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.ByteArrayOutputStream;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -71,9 +70,8 @@ class SeedsTest {
 		final Thread reader;
 
 		Run(String cls) throws IOException {
-			String cp = String.join(File.pathSeparator, "target/classes", "target/test-classes",
-			    new File(org.msgpack.core.MessagePack.class.getProtectionDomain().getCodeSource()
-			        .getLocation().getPath()).getPath());
+			// the suite's own class path: the SDK, its dependencies, the examples
+			String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
 			ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java")
 			    .toString(), "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", cp,
 			    "dev.lodge.sdk.seeds." + cls);

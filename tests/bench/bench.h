@@ -64,6 +64,7 @@ double	 proc_cpu_ns(pid_t);
 pid_t	 proc_child_named(pid_t, const char *);
 pid_t	 bench_front_pid(void);
 pid_t	 bench_template_pid(void);
+void	 bench_lodged_restart(void);
 
 /* client.c: HTTP and WebSocket over TCP, msgpack helpers */
 int	 tcp_connect(int port);
@@ -163,6 +164,7 @@ extern struct sess	*sessions;
 extern int		 nsessions;
 struct sess	*sess_create(struct http *, const char *body, double *ms);
 json_t		*sess_get(struct http *, const struct sess *);
+double		 sess_create_many(const char *body, int n, int nconn);
 double		 sess_delete_all(void);
 uint64_t	 sess_attach(struct ws *, const struct sess *, const char *);
 void		 pack_stdin(msgpack_sbuffer *, const void *, size_t);

@@ -43,6 +43,7 @@ volatile int		 bench_interrupted;
 static pid_t		 lodged_pid = -1;
 char			 bench_workdir[256];	/* temp: run dir, log, dtach */
 static char		 rundir[300];
+static const char	*bench_lodged;	/* its path, for a restart */
 static const char	*outdir = "tests/bench";
 static int		 max_sessions = 1000;
 
@@ -531,6 +532,23 @@ lodged_stop(void)
 	lodged_pid = -1;
 }
 
+/*
+ * A fresh lodged in place of the one running (which holds no sessions):
+ * what one benchmark left in its heap does not count in the next's.
+ */
+void
+bench_lodged_restart(void)
+{
+	char	path[600];
+
+	if (nsessions > 0)
+		fatalx("lodged restarted with %d sessions", nsessions);
+	lodged_stop();
+	snprintf(path, sizeof(path), "%s/token", rundir);
+	(void)unlink(path);
+	lodged_start(bench_lodged);
+}
+
 pid_t
 bench_front_pid(void)
 {
@@ -549,19 +567,29 @@ bench_template_pid(void)
 
 /* ---- sessions ---- */
 
+static struct sess	*sess_take(struct http *, const char *);
+
 struct sess *
 sess_create(struct http *h, const char *body, double *ms)
 {
-	struct sess	*s;
-	json_error_t	 err;
-	json_t		*j;
-	const char	*id;
-	double		 t0 = now_ms();
+	double	t0 = now_ms();
 
 	if (http_call(h, "POST", "/v1/sessions", body) == -1)
 		fatalx("POST /v1/sessions: connection failed");
 	if (ms != NULL)
 		*ms = now_ms() - t0;
+	return (sess_take(h, body));
+}
+
+/* The session a 201 reply on h made (the request was body). */
+static struct sess *
+sess_take(struct http *h, const char *body)
+{
+	struct sess	*s;
+	json_error_t	 err;
+	json_t		*j;
+	const char	*id;
+
 	if (h->status != 201)
 		fatalx("POST /v1/sessions %s: %d %s", body, h->status, h->body);
 	if ((j = json_loadb(h->body, h->body_len, 0, &err)) == NULL ||
@@ -596,6 +624,66 @@ sess_get(struct http *h, const struct sess *s)
 	if ((j = json_loadb(h->body, h->body_len, 0, &err)) == NULL)
 		fatalx("GET %s: bad reply", path);
 	return (j);
+}
+
+/*
+ * Create n sessions of body over nconn connections (at most 16), one
+ * request in flight on each: as fast as lodged takes them.  Seconds.
+ */
+double
+sess_create_many(const char *body, int n, int nconn)
+{
+	struct http	 h[16];
+	struct pollfd	 pfd[16];
+	int		 busy[16], sent = 0, done = 0, i;
+	double		 t0 = now_ms();
+
+	if (nconn > 16)
+		nconn = 16;
+	if (nconn > n)
+		nconn = n;
+	for (i = 0; i < nconn; i++) {
+		if (http_open(&h[i]) == -1)
+			fatalx("cannot connect to lodged");
+		if (http_send(&h[i], "POST", "/v1/sessions", body) == -1)
+			fatalx("POST /v1/sessions: send failed");
+		busy[i] = 1;
+		sent++;
+	}
+	while (done < n) {
+		for (i = 0; i < nconn; i++) {
+			pfd[i].fd = busy[i] ? h[i].fd : -1;
+			pfd[i].events = POLLIN;
+		}
+		if (poll(pfd, (nfds_t)nconn, 60000) <= 0) {
+			check_interrupt();
+			if (errno == EINTR)
+				continue;
+			fatalx("POST /v1/sessions: no answer in 60 s");
+		}
+		for (i = 0; i < nconn; i++) {
+			if (!busy[i] || !(pfd[i].revents & (POLLIN | POLLHUP |
+			    POLLERR)))
+				continue;
+			if (http_recv(&h[i]) == -1)
+				fatalx("POST /v1/sessions: connection failed");
+			(void)sess_take(&h[i], body);
+			done++;
+			busy[i] = 0;
+			if (sent < n) {
+				if (http_send(&h[i], "POST", "/v1/sessions",
+				    body) == -1)
+					fatalx("POST /v1/sessions: send failed");
+				busy[i] = 1;
+				sent++;
+			}
+		}
+		if ((done & 255) == 0)
+			check_interrupt();
+	}
+	for (i = 0; i < nconn; i++)
+		http_close(&h[i]);
+	return ((now_ms() - t0) / 1e3);
 }
 
 /* DELETE every session, over up to 16 connections at once; seconds. */
@@ -884,6 +972,7 @@ main(int argc, char **argv)
 		}
 		pclose(p);
 	}
+	bench_lodged = lodged;
 	lodged_start(lodged);
 	fprintf(stderr, "lodge-bench: lodged pid %d on 127.0.0.1:%d, "
 	    "runtime dir %s\n", (int)lodged_pid, bench_port, rundir);

@@ -175,6 +175,33 @@ api_list_owned(struct session *s, void *arg)
 	return (api_peer_owns(arg, s));
 }
 
+/* A reply of GET /v1/sessions being sent: how far into its listing. */
+struct list_reader {
+	struct listing	*l;
+	size_t		 off;
+};
+
+static size_t
+api_list_read(void *arg, char *buf, size_t len)
+{
+	struct list_reader	*r = arg;
+
+	if (len > r->l->len - r->off)
+		len = r->l->len - r->off;
+	memcpy(buf, r->l->text + r->off, len);
+	r->off += len;
+	return (len);
+}
+
+static void
+api_list_release(void *arg)
+{
+	struct list_reader	*r = arg;
+
+	registry_list_done(r->l);
+	free(r);
+}
+
 /*
  * GET /v1/sessions[?limit=N[&after=ID]]: all sessions, or a page of at
  * most N after the id ID, so that a client of many sessions need not
@@ -183,10 +210,12 @@ api_list_owned(struct session *s, void *arg)
 static void
 api_list(struct conn *c)
 {
-	char	*body, v[16], after[HTTPHEAD_REF_MAX] = "", *end = NULL;
-	size_t	 len;
-	long	 limit = 0;
-	int	 n;
+	struct conn_source	 src;
+	struct list_reader	*r;
+	char			 v[16], after[HTTPHEAD_REF_MAX] = "";
+	char			*end = NULL;
+	long			 limit = 0;
+	int			 n;
 
 	if ((n = httphead_query(c->h.query, "limit", v, sizeof(v))) != -1) {
 		/* Digits only: strtol would take a sign and blanks. */
@@ -208,13 +237,18 @@ api_list(struct conn *c)
 		    "session id, and comes with 'limit'");
 		return;
 	}
-	if ((body = registry_list(&len, api_peer_restricted(c) ?
-	    api_list_owned : NULL, c, after, (int)limit)) == NULL) {
+	if ((r = calloc(1, sizeof(*r))) == NULL ||
+	    (r->l = registry_list(api_peer_restricted(c) ? api_list_owned :
+	    NULL, c, after, (int)limit)) == NULL) {
+		free(r);
 		conn_reply_error(c, 500, "internal", "out of memory");
 		return;
 	}
-	conn_reply_body(c, 200, "application/json", body, len);
-	free(body);
+	/* Sent from the listing itself, which may be shared: no copy of it. */
+	src.read = api_list_read;
+	src.free = api_list_release;
+	src.arg = r;
+	conn_reply_stream(c, 200, "application/json", r->l->len, &src);
 }
 
 /* A non-root peer on the Unix socket: it may act only as itself. */
@@ -624,7 +658,7 @@ api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o)
 	if (c->creating) {
 		c->creating = 0;
 		if (status == 201 && s != NULL && s->json != NULL) {
-			s->ready = 1;
+			registry_set_ready(s);
 			metrics_count(M_SESSIONS_CREATED);
 			log_info("session %s%s%s: created", s->id,
 			    s->name[0] != '\0' ? " " : "", s->name);

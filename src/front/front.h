@@ -181,6 +181,13 @@ struct conn {
 #define REGISTRY_HANDOFF_MAX	16
 #define REGISTRY_HANDOFF_TOTAL	1024
 
+/* The text of a GET /v1/sessions reply, shared while it is sent. */
+struct listing {
+	int		 refs;
+	size_t		 len;
+	char		 text[];
+};
+
 struct session {
 	struct front_fd		 ffd;
 	RB_ENTRY(session)	 by_id;
@@ -282,8 +289,11 @@ struct session *registry_find(const char *ref);
 struct session *registry_find_id(const char *id);
 int	registry_name_taken(const char *name);
 int	registry_count(void);
-char	*registry_list(size_t *, int (*)(struct session *, void *), void *,
+struct listing *registry_list(int (*)(struct session *, void *), void *,
 	    const char *after, int limit);
+void	registry_list_done(struct listing *);
+void	registry_list_stale(void);
+void	registry_set_ready(struct session *);
 void	registry_foreach(void (*)(struct session *, void *), void *);
 struct session *registry_add(const char *id, const char *name, int fd);
 void	registry_remove(struct session *);

@@ -72,6 +72,8 @@ static const struct {
 	    "log requests handed to a worker" },
 	[M_CONNECTIONS] = { "lodged_connections_accepted_total",
 	    "connections accepted" },
+	[M_LISTS_BUILT] = { "lodged_session_lists_built_total",
+	    "GET /v1/sessions replies built, not sent from the cached list" },
 };
 
 static const char *const limit_name[METRIC_NLIMITS] = {

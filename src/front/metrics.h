@@ -16,6 +16,7 @@ enum metric_counter {
 	M_ATTACHES,
 	M_LOGS,
 	M_CONNECTIONS,
+	M_LISTS_BUILT,
 	METRIC_NCOUNTERS
 };
 

@@ -145,24 +145,53 @@ registry_listed(struct session *s, int (*keep)(struct session *, void *),
 }
 
 /*
+ * The whole list, as the last GET /v1/sessions of all sessions built it,
+ * until a session is added, removed or its object changes: a list of
+ * 10,000 idle sessions (3 MB) is then no walk and no copy, only the send.
+ * Busy sessions change their object at most twice a second each (their
+ * outputBytes), so a list of many busy ones is built anew more often.
+ */
+static struct listing	*registry_listing;
+
+void
+registry_list_stale(void)
+{
+	registry_list_done(registry_listing);
+	registry_listing = NULL;
+}
+
+void
+registry_list_done(struct listing *l)
+{
+	if (l != NULL && --l->refs == 0)
+		free(l);
+}
+
+/*
  * The reply of GET /v1/sessions, built from each session's serialised
  * object: a thousand sessions are a memcpy each, not a JSON encoding.  A
  * page (limit > 0) holds at most limit sessions after the id after, and
  * "next", the last one's id, if more follow: it costs the page, not the
- * sessions before it.
+ * sessions before it.  The caller holds a reference to what it gets.
  */
-char *
-registry_list(size_t *lenp, int (*keep)(struct session *, void *), void *arg,
+struct listing *
+registry_list(int (*keep)(struct session *, void *), void *arg,
     const char *after, int limit)
 {
 	static const char	 head[] = "{\"sessions\":[", tail[] = "]}";
 	static const char	 next[] = "],\"next\":\"";
 	struct session		*s, *first = registry_list_start(after);
 	struct session		*last = NULL;
+	struct listing		*l;
 	size_t			 len = sizeof(head) - 1 + sizeof(tail) - 1;
-	char			*out, *p;
-	int			 n = 0;
+	char			*p;
+	int			 n = 0, whole = keep == NULL && limit == 0;
 
+	if (whole && registry_listing != NULL) {
+		registry_listing->refs++;
+		return (registry_listing);
+	}
+	metrics_count(M_LISTS_BUILT);
 	for (s = first; s != NULL && (limit == 0 || n < limit);
 	    s = RB_NEXT(session_ids, &sessions_by_id, s))
 		if (registry_listed(s, keep, arg)) {
@@ -177,9 +206,10 @@ registry_list(size_t *lenp, int (*keep)(struct session *, void *), void *arg,
 		last = NULL;	/* nothing follows the page */
 	else
 		len += sizeof(next) - 1 + strlen(last->id) + 2;
-	if ((out = malloc(len)) == NULL)
+	if ((l = malloc(sizeof(*l) + len)) == NULL)
 		return (NULL);
-	p = out;
+	l->refs = 1;
+	p = l->text;
 	memcpy(p, head, sizeof(head) - 1);
 	p += sizeof(head) - 1;
 	for (s = first; n > 0; s = RB_NEXT(session_ids, &sessions_by_id, s)) {
@@ -197,8 +227,12 @@ registry_list(size_t *lenp, int (*keep)(struct session *, void *), void *arg,
 		memcpy(p, tail, sizeof(tail) - 1);
 		p += sizeof(tail) - 1;
 	}
-	*lenp = (size_t)(p - out);
-	return (out);
+	l->len = (size_t)(p - l->text);
+	if (whole) {
+		l->refs++;
+		registry_listing = l;
+	}
+	return (l);
 }
 
 static void	registry_take(struct session *, json_t *);
@@ -222,6 +256,7 @@ registry_take(struct session *s, json_t *j)
 	const char	*v;
 	json_int_t	 n;
 
+	registry_list_stale();
 	json_object_set_new(j, "responsive", json_boolean(s->responsive));
 	free(s->json);
 	s->json_len = 0;
@@ -241,6 +276,14 @@ registry_take(struct session *s, json_t *j)
 	    sizeof(s->user))
 		s->user[0] = '\0';
 	json_decref(j);
+}
+
+/* s is made and listed from now on. */
+void
+registry_set_ready(struct session *s)
+{
+	s->ready = 1;
+	registry_list_stale();
 }
 
 /* A session in the trees, with no link to its worker yet. */
@@ -275,6 +318,7 @@ registry_free(struct session *s)
 	lws_sul_cancel(&s->sul_kill);
 	registry_nhandoffs -= s->handoffs;
 	ctl_close(&s->ctl);
+	registry_list_stale();
 	free(s->json);
 	free(s);
 }
@@ -327,7 +371,7 @@ registry_known(const char *id, const char *name, json_t *obj)
 	s->acks = 0;		/* until its hello says otherwise */
 	s->proto = 0;
 	if (obj != NULL) {
-		s->ready = 1;
+		registry_set_ready(s);
 		s->responsive = 0;	/* until it answers */
 		registry_take(s, json_incref(obj));
 	}
@@ -361,6 +405,7 @@ registry_remove(struct session *s)
 	if (s->gone)
 		return;
 	s->gone = 1;
+	registry_list_stale();
 	RB_REMOVE(session_ids, &sessions_by_id, s);
 	if (s->named)
 		RB_REMOVE(session_names, &sessions_by_name, s);
@@ -698,7 +743,7 @@ registry_hello_done(struct session *s, const msgpack_object *o)
 	if (!s->ready)
 		log_info("session %s%s%s: found", s->id, s->named ? " " : "",
 		    s->name);
-	s->ready = 1;
+	registry_set_ready(s);
 	metrics_count(M_SESSIONS_REDISCOVERED);
 	s->recorded[0] = '\0';
 	record_write(s);
@@ -714,7 +759,7 @@ registry_created(struct session *s, const msgpack_object *o)
 
 	(void)mpack_get_int(o, "status", 100, 599, &status);
 	if (status == 201 && s->json != NULL && !s->ready) {
-		s->ready = 1;
+		registry_set_ready(s);
 		record_write(s);
 	}
 	LIST_FOREACH(c, &s->waiters, wait_entry)

@@ -15,6 +15,7 @@ import fcntl
 import http.client
 import json
 import os
+import re
 import sys
 import time
 
@@ -170,6 +171,67 @@ class TestPagedList(lt.DaemonPerTest):
         # and the daemon lists as before
         self.assertEqual(len(self.d.json("GET", "/v1/sessions")["sessions"]),
                          1)
+
+
+class TestCachedList(lt.DaemonPerTest):
+    """The whole list is sent from a cache, built again only once a
+    session is created, deleted or changes (lodge-protocol(7) GET
+    /v1/sessions); a page is built for each call and leaves it alone."""
+
+    def built(self):
+        text = self.d.request("GET", "/metrics").body.decode()
+        m = re.search(r"^lodged_session_lists_built_total (\d+)$", text,
+                      re.M)
+        self.assertIsNotNone(m, text)
+        return int(m.group(1))
+
+    def listed(self):
+        return {s["id"]: s for s in
+                self.d.json("GET", "/v1/sessions")["sessions"]}
+
+    def same_as_its_get(self, sid):
+        # The list's entry is what GET of the session says, field for field.
+        one = self.d.json("GET", sess_path(sid))
+        return self.listed().get(sid) == one
+
+    async def test_renewed_on_every_change(self):
+        a = self.create({"args": ["cat"]})["id"]
+        b = self.create({"args": ["cat"]})["id"]
+        n = self.built()
+        first = self.d.request("GET", "/v1/sessions").body
+        for _ in range(3):
+            self.assertEqual(self.d.request("GET", "/v1/sessions").body,
+                             first)
+        self.assertEqual(self.built(), n + 1, "built once, then cached")
+        self.assertEqual(sorted(self.listed()), sorted([a, b]))
+        self.d.json("GET", "/v1/sessions?limit=1")
+        self.assertEqual(self.built(), n + 2, "a page is built")
+        self.assertEqual(self.d.request("GET", "/v1/sessions").body, first)
+        self.assertEqual(self.built(), n + 2, "a page leaves the cache")
+        # A client comes and goes: each list says so.
+        c = await WSClient.connect(self.d, a)
+        lt.wait_for(lambda: self.d.json("GET", sess_path(a))["clients"] ==
+                    1, what="the attach counted")
+        self.assertTrue(self.same_as_its_get(a), self.listed())
+        await c.close()
+        lt.wait_for(lambda: self.listed()[a]["clients"] == 0,
+                    what="the list to show the client gone")
+        self.assertTrue(self.same_as_its_get(a), self.listed())
+        # Output, an exit, a create and a delete.
+        self.d.json("POST", sess_path(a, "/input"), {"data": "hi\n"},
+                    expect=204)
+        lt.wait_for(lambda: self.listed()[a]["outputBytes"] == 3,
+                    what="the list to count a's output")
+        e = self.create({"args": ["sh", "-c", "exit 3"]})["id"]
+        lt.wait_for(lambda: self.listed()[e]["state"] == "exited",
+                    what="the list to show e exited")
+        self.assertEqual(self.listed()[e]["exitCode"], 3)
+        self.assertTrue(self.same_as_its_get(e), self.listed())
+        self.d.request("DELETE", sess_path(b))
+        self.assertEqual(sorted(self.listed()), sorted([a, e]))
+        n = self.built()
+        self.listed()
+        self.assertEqual(self.built(), n, "cached again once all is still")
 
 
 class TestPtyLimit(lt.DaemonPerTest):

@@ -493,6 +493,17 @@ execrun_kill(const msgpack_object *o)
 	}
 }
 
+/* reap(c, pid) for each command in flight not reaped yet. */
+void
+execrun_reap_each(struct ctl *c, void (*reap)(struct ctl *, pid_t))
+{
+	struct execrun	*e, *next;
+
+	LIST_FOREACH_SAFE(e, &execruns, entry, next)
+		if (!e->reaped && e->pid > 0)
+			reap(c, e->pid);
+}
+
 /* A child of the template exited: 1 if it was an exec command. */
 int
 execrun_reaped(struct ctl *c, pid_t pid, int status)

@@ -11,8 +11,9 @@
  * ending the commands in flight; workers live on (each is its own session
  * and is reparented).
  *
- * It keeps the groups of processes (contain.c) tidy: those of a worker it
- * reaped, or of any process that is gone, are ended and removed.  And it
+ * It keeps the groups of processes (contain.c) tidy: that of a worker it
+ * reaped is ended and removed at once, those of any other process that is
+ * gone by a sweep of all groups a few seconds later.  And it
  * counts what each restricted peer runs (exec calls and streams) against
  * the front's per-user cap.
  */
@@ -37,10 +38,13 @@
 #include "worker.h"
 
 #define TEMPLATE_SWEEP_MS	500	/* again, for groups still dying */
+#define TEMPLATE_FULL_SWEEP_MS	5000	/* all groups, once workers went */
+#define TEMPLATE_REAP_MS	100	/* waitpid(-1), after a SIGCHLD */
 
 static struct ctl	*template_ctl;
 static int		 template_sfd = -1;
 static int64_t		 template_sweep_at;	/* ms: a group still dying */
+static int64_t		 template_walk_at;	/* ms: waitpid(-1) due */
 
 /* The exec streams forked for restricted peers, for the per-user cap. */
 static struct template_stream {
@@ -167,26 +171,89 @@ template_child_setup(void)
 }
 
 static void	template_sweep(void);
+static void	template_reaped(struct ctl *, pid_t, int);
+static void	template_remove_groups(pid_t);
+static void	template_sweep_soon(void);
+
+/* A child of the template is gone: an exec command, a worker, an orphan. */
+static void
+template_reaped(struct ctl *c, pid_t pid, int status)
+{
+	if (execrun_reaped(c, pid, status))
+		return;
+	/* Session workers are reaped here too; they are not reported. */
+	pool_reaped(pid);
+	template_stream_reaped(pid);
+	template_remove_groups(pid);
+	/* Groups of processes that were not ours: now and then, not each time. */
+	template_sweep_soon();
+}
+
+/* Reap pid if it has exited. */
+static void
+template_reap_pid(struct ctl *c, pid_t pid)
+{
+	int	status;
+
+	if (waitpid(pid, &status, WNOHANG) == pid)
+		template_reaped(c, pid, status);
+}
+
+/*
+ * A SIGCHLD, of the child pid: that child is reaped by its pid, and so is
+ * each exec command in flight, which costs one look each, where
+ * waitpid(-1) goes over every child (10,000 session workers at scale).
+ * SIGCHLDs of children that exit together merge into one, so a walk of
+ * all the children follows TEMPLATE_REAP_MS later, for all the signals
+ * of that time: a worker missed waits for it, an exec command never does.
+ */
+static void
+template_sigchld(struct ctl *c, pid_t pid)
+{
+	if (pid > 0)
+		template_reap_pid(c, pid);
+	execrun_reap_each(c, template_reap_pid);
+	if (template_walk_at == 0)
+		template_walk_at = escalate_now() + TEMPLATE_REAP_MS;
+}
 
 static void
-template_reap(struct ctl *c)
+template_walk(struct ctl *c)
 {
 	pid_t	pid;
 	int	status;
 
-	int	workers = 0;
+	template_walk_at = 0;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		template_reaped(c, pid, status);
+}
 
-	/* Session workers are reaped here too; they are not reported. */
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (!execrun_reaped(c, pid, status)) {
-			pool_reaped(pid);
-			template_stream_reaped(pid);
-			workers = 1;
-		}
-	}
-	/* A worker gone, crashed or not: end and remove what it left. */
-	if (workers)
-		template_sweep();
+/*
+ * A worker gone, crashed or not: end and remove the group it made (named
+ * after its pid, see contain.c), and only that one, so that a delete
+ * among 10,000 sessions costs one rmdir, not a look at every group.
+ */
+static void
+template_remove_groups(pid_t pid)
+{
+	char	name[32];
+	int	left;
+
+	snprintf(name, sizeof(name), "s%d", (int)pid);
+	left = contain_remove(name);
+	snprintf(name, sizeof(name), "t%d", (int)pid);
+	if ((left | contain_remove(name)) != 0)
+		template_sweep_later();
+}
+
+/* A sweep of all groups, TEMPLATE_FULL_SWEEP_MS after a worker went. */
+static void
+template_sweep_soon(void)
+{
+	int64_t	at = escalate_now() + TEMPLATE_FULL_SWEEP_MS;
+
+	if (template_sweep_at == 0 || template_sweep_at > at)
+		template_sweep_at = at;
 }
 
 /* End and remove the groups of what is gone; again later if some die. */
@@ -202,8 +269,10 @@ template_sweep(void)
 void
 template_sweep_later(void)
 {
-	if (template_sweep_at == 0)
-		template_sweep_at = escalate_now() + TEMPLATE_SWEEP_MS;
+	int64_t	at = escalate_now() + TEMPLATE_SWEEP_MS;
+
+	if (template_sweep_at == 0 || template_sweep_at > at)
+		template_sweep_at = at;
 }
 
 static void
@@ -323,16 +392,20 @@ template_main(int ctlfd, int use_cgroup)
 		if (template_sweep_at != 0 && (timeout == -1 ||
 		    timeout > TEMPLATE_SWEEP_MS))
 			timeout = TEMPLATE_SWEEP_MS;
+		if (template_walk_at != 0 && (timeout == -1 ||
+		    timeout > TEMPLATE_REAP_MS))
+			timeout = TEMPLATE_REAP_MS;
 		if (poll(pfd, (nfds_t)(2 + n), timeout) == -1) {
 			if (errno == EINTR)
 				continue;
 			fatal("template: poll");
 		}
-		if (pfd[1].revents & POLLIN) {
-			while (read(template_sfd, &si, sizeof(si)) > 0)
-				;
-			template_reap(&c);
-		}
+		if (pfd[1].revents & POLLIN)
+			while (read(template_sfd, &si, sizeof(si)) ==
+			    sizeof(si))
+				template_sigchld(&c, (pid_t)si.ssi_pid);
+		if (template_walk_at != 0 && escalate_now() >= template_walk_at)
+			template_walk(&c);
 		execrun_events(&c, pfd + 2, tag + 2, n);
 		execrun_timers(&c);
 		if (template_sweep_at != 0 && escalate_now() >= template_sweep_at)

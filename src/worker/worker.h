@@ -280,6 +280,7 @@ void	execrun_end_all(void);
 int	execrun_peer_count(uid_t);
 int	execrun_owns_group(const char *);
 int	execrun_reaped(struct ctl *, pid_t, int status);
+void	execrun_reap_each(struct ctl *, void (*)(struct ctl *, pid_t));
 int	execrun_nfds(void);
 int	execrun_pollfds(struct pollfd *, void **tag, int max, int backlogged);
 void	execrun_events(struct ctl *, struct pollfd *, void **tag, int n);

@@ -58,6 +58,22 @@ def rss_kb(pid):
     raise AssertionError("no VmRSS for %d" % pid)
 
 
+def read_calls(pid):
+    with open("/proc/%d/io" % pid) as f:
+        for line in f:
+            if line.startswith("syscr:"):
+                return int(line.split()[1])
+    raise AssertionError("no syscr for %d" % pid)
+
+
+def template_of(front):
+    for p in lt.children_of(front):
+        with open("/proc/%d/cmdline" % p, "rb") as f:
+            if f.read().startswith(b"lodged: template"):
+                return p
+    raise AssertionError("no template under %d" % front)
+
+
 class TestManySessions(lt.DaemonPerTest):
     daemon_args = ["--max-sessions", str(SESSIONS + 16)]
 
@@ -95,6 +111,35 @@ class TestManySessions(lt.DaemonPerTest):
                                         took[len(took) * 9 // 10]))
         st, b = cl.call("GET", "/v1/sessions")
         self.assertEqual(json.loads(b), {"sessions": []})
+
+    async def test_reaped_worker_group_removed_alone(self):
+        # The template removes a reaped worker's group by its name: a few
+        # reads a delete (its signal, the front's message), where a look
+        # at every group on each reap read /proc/PID/stat of all of them
+        # (20 deletes among 200 sessions: over 4,000, two a group).  The
+        # bound leaves room for two sweeps of all groups, which follow a
+        # reap by a few seconds.
+        cl = Client(self.d)
+        self.addCleanup(cl.close)
+        ids = self.make(cl, SESSIONS, {"args": ["cat"]})
+        workers = []
+        for sid in ids[:20]:
+            st, b = cl.call("GET", sess_path(sid))
+            workers.append(lt.proc_stat(json.loads(b)["pid"])["ppid"])
+        tmpl = template_of(self.d.proc.pid)
+        before = read_calls(tmpl)
+        for sid in ids[:20]:
+            st, b = cl.call("DELETE", sess_path(sid))
+            self.assertEqual(st, 204, b)
+        lt.wait_for(lambda: not any(os.path.exists("/proc/%d" % w)
+                                    for w in workers),
+                    what="the deleted sessions' workers reaped")
+        reads = read_calls(tmpl) - before
+        self.assertLess(reads, 20 * 10 + 5 * SESSIONS,
+                        "the template read %d times for 20 deletes" % reads)
+        for sid in ids[20:]:
+            st, b = cl.call("DELETE", sess_path(sid))
+            self.assertEqual(st, 204, b)
 
     async def test_front_memory_per_session(self):
         # The front keeps each session's object as text, a few fields

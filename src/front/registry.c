@@ -671,7 +671,9 @@ registry_update(struct session *s, const msgpack_object *obj)
 	registry_take(s, j);
 	if (s->state[0] == '\0')
 		return;
-	if (s->ready && strcmp(s->state, s->recorded) != 0)
+	/* A session being deleted loses its record in a moment anyway. */
+	if (s->ready && s->delete_id == 0 &&
+	    strcmp(s->state, s->recorded) != 0)
 		record_write(s);
 	if (strcmp(s->state, "exited") != 0)
 		return;

@@ -104,6 +104,8 @@ session_finalise(void)
 	if (worker->final)
 		return;
 	session_drain_now();
+	if (worker->final)
+		return;		/* the drain read EOF and finalised it */
 	worker->final = 1;
 	if (worker->master_keep != -1) {
 		close(worker->master_keep);

@@ -50,20 +50,21 @@ class Client:
         self.c.close()
 
 
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
+def proc_number(pid, name, key):
+    """The number after "key:" in /proc/PID/name."""
+    with open("/proc/%d/%s" % (pid, name)) as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1])
-    raise AssertionError("no VmRSS for %d" % pid)
+    raise AssertionError("no %s in /proc/%d/%s" % (key, pid, name))
+
+
+def rss_kb(pid):
+    return proc_number(pid, "status", "VmRSS")
 
 
 def read_calls(pid):
-    with open("/proc/%d/io" % pid) as f:
-        for line in f:
-            if line.startswith("syscr:"):
-                return int(line.split()[1])
-    raise AssertionError("no syscr for %d" % pid)
+    return proc_number(pid, "io", "syscr")
 
 
 def template_of(front):

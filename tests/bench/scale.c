@@ -509,7 +509,21 @@ struct b8_level {
 	double		 front_kb, tmpl_kb;
 	double		 slab_kb, stack_kb, ptab_kb;	/* the kernel's */
 	double		 worker_pss, child_pss;	/* kB, a sample's average */
+	long		 lists_built;	/* of the GETs, not from the cache */
 };
+
+/* lodged_session_lists_built_total, from GET /metrics; -1 if absent. */
+static long
+b8_lists_built(struct http *h)
+{
+	static const char	 name[] = "\nlodged_session_lists_built_total ";
+	const char		*p;
+
+	if (http_call(h, "GET", "/metrics", NULL) == -1 || h->status != 200 ||
+	    (p = strstr(h->body, name)) == NULL)
+		return (-1);
+	return (strtol(p + sizeof(name) - 1, NULL, 10));
+}
 
 static double
 meminfo_kb(const char *field)
@@ -593,6 +607,7 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 	int		 k, got, nexec = bench_quick ? 100 : 300;
 	int		 nget = level >= 10000 ? 50 : 100;
 	int		 first;
+	long		 built;
 
 	samples_reset(&m->exec);
 	samples_reset(&m->att);
@@ -618,6 +633,7 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 		samples_add(&m->att, now_ms() - t0);
 		ws_close(&w);
 	}
+	built = b8_lists_built(h);
 	for (k = 0; k < nget; k++) {
 		t0 = now_ms();
 		if (http_call(h, "GET", "/v1/sessions", NULL) == -1 ||
@@ -634,6 +650,7 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 				    "want %d", got, nsessions);
 		}
 	}
+	m->lists_built = built == -1 ? -1 : b8_lists_built(h) - built;
 	first = nsessions;
 	for (k = 0; k < B8_EXTRA; k++) {
 		(void)sess_create(h, body, &ms);
@@ -670,12 +687,14 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 		/* The array may have moved: the probe is still the first. */
 		b8_measure(&h, body, &sessions[0], lv[k], &m[k]);
 		progress("B8 run %d, %s at %d: exec p50 %.3f ms, attach p50 "
-		    "%.3f, create p50 %.3f p99 %.3f, GET p50 %.2f p99 %.2f, "
-		    "DELETE p50 %.2f p99 %.2f; front RSS %.0f kB, template "
-		    "%.0f kB", r + 1, kind, lv[k], samples_pct(&m[k].exec, 50),
+		    "%.3f, create p50 %.3f p99 %.3f, GET p50 %.2f p99 %.2f "
+		    "(%ld of %zu built, the rest cached), DELETE p50 %.2f p99 "
+		    "%.2f; front RSS %.0f kB, template %.0f kB", r + 1, kind,
+		    lv[k], samples_pct(&m[k].exec, 50),
 		    samples_pct(&m[k].att, 50), samples_pct(&m[k].cre, 50),
 		    samples_pct(&m[k].cre, 99), samples_pct(&m[k].get, 50),
-		    samples_pct(&m[k].get, 99), samples_pct(&m[k].del, 50),
+		    samples_pct(&m[k].get, 99), m[k].lists_built, m[k].get.n,
+		    samples_pct(&m[k].del, 50),
 		    samples_pct(&m[k].del, 99), m[k].front_kb, m[k].tmpl_kb);
 	}
 	for (k = 1; k < B8_LEVELS; k++) {
@@ -699,6 +718,10 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 		    (m[k].slab_kb - m[0].slab_kb) / lv[k], (m[k].stack_kb -
 		    m[0].stack_kb) / lv[k], (m[k].ptab_kb - m[0].ptab_kb) /
 		    lv[k]);
+	if (r == 0)
+		note("B8 %s at %d: of %zu GET /v1/sessions, %ld built the list, "
+		    "the others were sent from its cache", kind, lv[k],
+		    m[k].get.n, m[k].lists_built);
 	/* Creating the sessions of the last level, B8_BUILDERS at once. */
 	fig_run(ftotal, build, NAN);
 	http_close(&h);

@@ -58,10 +58,8 @@ struct execrun {
 	int			 timed_out;
 	size_t			 max;
 	struct execrun_pipe	 out, err;
-	int			 in_fd;		/* -1 once done */
-	char			*in_data;
-	size_t			 in_len;
-	size_t			 in_off;
+	struct inputq		 in;		/* the request's stdin */
+	int			 big_in;
 	int64_t			 deadline_ms;	/* 0: none */
 	struct escalate		 ending;	/* timeout or HUP, then KILL */
 	int64_t			 drain_ms;	/* give up on the pipes at */
@@ -150,18 +148,17 @@ execrun_pipe_close(struct execrun_pipe *p)
 static void
 execrun_in_close(struct execrun *e)
 {
-	if (e->in_fd != -1)
-		close(e->in_fd);
-	e->in_fd = -1;
-	free(e->in_data);
-	e->in_data = NULL;
+	if (e->in.fd != -1)
+		close(e->in.fd);
+	e->in.fd = -1;
+	inputq_drop(&e->in);
 }
 
 static void
 execrun_free(struct execrun *e)
 {
 	int	big = e->out.buf != NULL || e->err.buf != NULL ||
-		    e->in_len > EXECRUN_CHUNK;
+		    e->big_in;
 
 	contain_close(&e->group);
 	execrun_pipe_close(&e->out);
@@ -263,21 +260,9 @@ execrun_read(struct ctl *c, struct execrun *e, struct execrun_pipe *p)
 static void
 execrun_write(struct execrun *e)
 {
-	ssize_t	n;
-
-	while (e->in_off < e->in_len) {
-		n = write(e->in_fd, e->in_data + e->in_off,
-		    e->in_len - e->in_off);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				return;
-			break;	/* the command closed its stdin: fine */
-		}
-		e->in_off += (size_t)n;
-	}
-	execrun_in_close(e);
+	/* Written, or the command closed its stdin: fine. */
+	if (inputq_write(&e->in) == 0)
+		execrun_in_close(e);
 }
 
 static void
@@ -346,8 +331,15 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 		execrun_failed(c, id, "out of memory");
 		goto out;
 	}
+	inputq_init(&e->in);
+	e->big_in = req.stdin_len > EXECRUN_CHUNK;
 	snprintf(why, sizeof(why), "x%d.%lld", (int)getpid(), (long long)id);
 	contain_create(&e->group, why, -1);
+	if (req.stdin_data != NULL && inputq_push(&e->in, NULL,
+	    req.stdin_data, req.stdin_len) == -1) {
+		execrun_failed(c, id, "out of memory");
+		goto out;
+	}
 	if (pipe2(op, O_CLOEXEC) == -1 || pipe2(ep, O_CLOEXEC) == -1 ||
 	    (req.stdin_data != NULL && pipe2(ip, O_CLOEXEC) == -1)) {
 		snprintf(why, sizeof(why), "cannot make pipes: %s",
@@ -386,15 +378,12 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 	e->max = (size_t)max;
 	e->out.fd = op[0];
 	e->err.fd = ep[0];
-	e->in_fd = ip[1];
+	e->in.fd = ip[1];
 	op[0] = ep[0] = ip[1] = -1;
 	fcntl(e->out.fd, F_SETFL, O_NONBLOCK);
 	fcntl(e->err.fd, F_SETFL, O_NONBLOCK);
-	if (e->in_fd != -1) {
-		fcntl(e->in_fd, F_SETFL, O_NONBLOCK);
-		e->in_data = req.stdin_data;
-		e->in_len = req.stdin_len;
-		req.stdin_data = NULL;
+	if (e->in.fd != -1) {
+		fcntl(e->in.fd, F_SETFL, O_NONBLOCK);
 		execrun_write(e);
 	}
 	if (req.timeout > 0)
@@ -403,6 +392,7 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 	e = NULL;
 out:
 	if (e != NULL) {
+		inputq_drop(&e->in);
 		contain_close(&e->group);
 		(void)contain_remove(e->group.name);
 	}
@@ -560,8 +550,8 @@ execrun_pollfds(struct pollfd *pfd, void **tag, int max, int backlogged)
 			pfd[n].events = POLLIN;
 			tag[n++] = &e->err;
 		}
-		if (e->in_fd != -1) {
-			pfd[n].fd = e->in_fd;
+		if (e->in.fd != -1) {
+			pfd[n].fd = e->in.fd;
 			pfd[n].events = POLLOUT;
 			tag[n++] = e;
 		}

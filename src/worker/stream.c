@@ -458,10 +458,7 @@ stream_adopt(struct stream_fd *f, enum stream_fd_kind kind, int fd)
 	return (f);
 }
 
-/*
- * Become uid: its groups (none when name is NULL), then the uid.  The
- * peer's process limit goes first: the uid change is what it counts.
- */
+/* The peer's process limit goes first: the uid change is what it counts. */
 static int
 stream_become(uid_t uid, gid_t gid, const char *name)
 {

@@ -2,7 +2,7 @@
 // (never a downloaded browser), the daemon of tests/sdk/with-lodged (its
 // URL, token and fault control), and waits on conditions with generous
 // bounds (no sleeps that hope).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,9 @@ export const URL_ = process.env.LODGE_URL;
 export const TOKEN = process.env.LODGE_TOKEN;
 if (!URL_ || !TOKEN) throw new Error('run under tests/sdk/with-lodged: LODGE_URL and LODGE_TOKEN are unset');
 export const PAGE = URL_ + '/ui/';
+/** Where the tests write what they make (the screenshot): never the tree. */
+export const OUT = process.env.LODGE_WEB_OUT || mkdtempSync(join(tmpdir(), 'lodge-web-out-'));
+mkdirSync(OUT, { recursive: true });
 // A loaded CI machine is slower than this one: every wait is generous.
 export const WAIT_MS = 60_000;
 

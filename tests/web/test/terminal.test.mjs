@@ -1,15 +1,23 @@
 // The browser terminal in headless Chromium against a real lodged: every
 // item the page must show, each a test.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import {
-  api, browser, control, createShell, enter, log, openPage, openSession, PAGE, TOKEN, type, until,
+  api, browser, control, createShell, enter, log, openPage, openSession, OUT, PAGE, TOKEN, type, until,
   URL_, view, waitText, WAIT_MS,
 } from '../kit.mjs';
 
-const SCREENSHOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'contrib', 'web', 'screenshot.png');
+// In the output directory; tests/web/screenshot.sh copies it beside the page.
+const SCREENSHOT = join(OUT, 'screenshot.png');
+
+/** A PNG's width and height from its IHDR chunk; throws if it is no PNG. */
+function pngSize(buf) {
+  assert.ok(buf.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), 'a PNG signature');
+  assert.equal(buf.toString('latin1', 12, 16), 'IHDR');
+  return [buf.readUInt32BE(16), buf.readUInt32BE(20)];
+}
 
 let b;
 before(async () => {
@@ -19,7 +27,7 @@ after(async () => {
   await b?.close();
 });
 
-test('the token, a session created in the page, typing and Unicode read back', async () => {
+test('the token, a session created in the page, typing and Unicode read back', async (t) => {
   const page = await b.ctx.newPage();
   await page.goto(PAGE);
   await page.waitForSelector('#login:not([hidden])');
@@ -43,7 +51,14 @@ test('the token, a session created in the page, typing and Unicode read back', a
   // the list stays current: the page's own client is counted
   await until(async () => (await page.locator(`#sessions tr[data-id="${s.id}"] td:nth-child(4)`).textContent()) === '1',
     'one client in the list');
+  // the picture: the page at its viewport with the session's tab open
+  assert.equal(await page.locator('.pane:not([hidden]) .xterm-screen').count(), 1);
   await page.screenshot({ path: SCREENSHOT });
+  const png = readFileSync(SCREENSHOT);
+  assert.deepEqual(pngSize(png), [1280, 800]);
+  // a blank or a one-colour page compresses to a few kB; this one has text
+  assert.ok(png.length > 20_000, `a screenshot of ${png.length} bytes`);
+  t.diagnostic(`screenshot: ${SCREENSHOT}`);
   assert.deepEqual(page.errors ?? [], []);
   await page.close();
 });

@@ -3,6 +3,7 @@ package dev.lodge.sdk;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -33,25 +34,30 @@ public final class Sandbox {
 	private final String base;
 	private final String wsBase;
 	private final String token;
+	private final Path socket;
 	private final Duration connectTimeout;
 	private final Duration requestTimeout;
 	private final Transport transport;
 	/** The largest REST reply read (a session's log, an exec's output). */
 	private static final int MAX_REPLY = Integer.MAX_VALUE - 64;
 
-	private Sandbox(String url, String token, Duration connectTimeout, Duration requestTimeout) {
-		URI u = URI.create(url);
-		if (!"http".equals(u.getScheme()) && !"ws".equals(u.getScheme()) || u.getHost() == null)
-			throw new IllegalArgumentException("a lodge URL is http://host:port, not " + url);
-		String hostPort = u.getRawAuthority();
-		if (u.getPort() < 0)
-			hostPort += ":5634";
+	private Sandbox(String url, Path socket, String token, Duration connectTimeout, Duration requestTimeout) {
+		String hostPort = "localhost"; // over the Unix socket: the Host header only
+		if (url != null) {
+			URI u = URI.create(url);
+			if (!"http".equals(u.getScheme()) && !"ws".equals(u.getScheme()) || u.getHost() == null)
+				throw new IllegalArgumentException("a lodge URL is http://host:port, not " + url);
+			hostPort = u.getRawAuthority();
+			if (u.getPort() < 0)
+				hostPort += ":5634";
+		}
 		this.base = "http://" + hostPort;
 		this.wsBase = "ws://" + hostPort;
+		this.socket = socket;
 		this.token = token;
 		this.connectTimeout = connectTimeout;
 		this.requestTimeout = requestTimeout;
-		this.transport = Transport.of(connectTimeout);
+		this.transport = Transport.of(connectTimeout, socket);
 	}
 
 	/** A client of the daemon at {@code LODGE_URL}, with {@code LODGE_TOKEN}. */
@@ -66,18 +72,35 @@ public final class Sandbox {
 
 	/**
 	 * A client as the options say; an unset URL or token is read from
-	 * {@code LODGE_URL} and {@code LODGE_TOKEN}. No request is made yet.
-	 * The JDK's HTTP client has no Unix sockets: a URL is needed.
+	 * {@code LODGE_URL} and {@code LODGE_TOKEN}. Without a URL (or with a
+	 * socket set here) it uses the
+	 * local Unix socket ({@link ConnectOptions#setSocket}, else
+	 * {@code $LODGE_RUNDIR/lodged.sock}, else {@code /run/lodge/lodged.sock}),
+	 * with no token unless one is set here. No request is made yet.
 	 */
 	public static Sandbox connect(ConnectOptions o) {
-		String url = o.url != null ? o.url : System.getenv("LODGE_URL");
-		if (url == null || url.isEmpty())
-			throw new LodgeException("no daemon URL: set LODGE_URL (http://host:port) or pass one;"
-			    + " this client cannot use the Unix socket");
-		String token = o.token != null ? o.token : System.getenv("LODGE_TOKEN");
+		// a socket set here wins over LODGE_URL, a URL set here over both
+		String url = o.url != null || o.socket != null ? o.url : System.getenv("LODGE_URL");
+		String token = o.token;
+		Path socket = null;
+		if (url == null || url.isEmpty()) {
+			url = null;
+			socket = o.socket;
+			if (socket == null) {
+				String dir = System.getenv("LODGE_RUNDIR");
+				socket = Path.of(dir != null && !dir.isEmpty() ? dir : "/run/lodge", "lodged.sock");
+			}
+		} else if (token == null) {
+			token = System.getenv("LODGE_TOKEN");
+		}
 		if (token != null && token.isEmpty())
 			token = null;
-		return new Sandbox(url, token, o.connectTimeout, o.requestTimeout);
+		return new Sandbox(url, socket, token, o.connectTimeout, o.requestTimeout);
+	}
+
+	/** The Unix socket this client uses, or null over TCP. */
+	public Path socket() {
+		return socket;
 	}
 
 	static String encode(String ref) {
@@ -105,7 +128,7 @@ public final class Sandbox {
 	}
 
 	private Request request(String method, String path, Object json) {
-		Request r = transport.http.newRequest(base + path).method(method);
+		Request r = transport.http.newRequest(URI.create(base + path)).method(method);
 		if (token != null)
 			r.headers(h -> h.put(HttpHeader.AUTHORIZATION, "Bearer " + token));
 		if (requestTimeout != null) { // a long poll's own wait is not the reply's delay

@@ -1,10 +1,14 @@
 package dev.lodge.sdk;
 
+import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.WWWAuthenticationProtocolHandler;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
+import org.eclipse.jetty.io.ArrayByteBufferPool;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
@@ -13,24 +17,45 @@ import org.eclipse.jetty.websocket.core.client.WebSocketCoreClient;
 
 /**
  * Jetty's HTTP and WebSocket clients, shared by every {@link Sandbox} with
- * the same connect timeout: one selector, daemon threads (a program ends
+ * the same connect timeout and endpoint (TCP, or one Unix socket): one selector, daemon threads (a program ends
  * without closing anything), connections kept alive and reused per daemon.
  */
 final class Transport {
-	private static final ConcurrentHashMap<Long, Transport> shared = new ConcurrentHashMap<>();
+	private static final ConcurrentHashMap<String, Transport> shared = new ConcurrentHashMap<>();
 
 	final HttpClient http;
 	final WebSocketCoreClient ws;
 
-	private Transport(long connectMillis) {
+	/** Every request of this client over one Unix socket (Jetty's TCPUnix). */
+	@SuppressWarnings("try") // Jetty's own close() may throw InterruptedException
+	private static final class UnixHttpClient extends HttpClient {
+		private final org.eclipse.jetty.io.Transport socket;
+
+		UnixHttpClient(HttpClientTransportOverHTTP t, Path socket) {
+			super(t);
+			this.socket = new org.eclipse.jetty.io.Transport.TCPUnix(socket);
+		}
+
+		@Override
+		public Request newRequest(URI uri) {
+			return super.newRequest(uri).transport(socket);
+		}
+	}
+
+	private Transport(long connectMillis, Path socket) {
 		QueuedThreadPool pool = new QueuedThreadPool();
 		pool.setName("lodge-client");
 		pool.setDaemon(true);
+		// pooled up to 512 KiB, so that no buffer is allocated afresh for a read
+		ArrayByteBufferPool buffers = new ArrayByteBufferPool(0, 4096, 512 * 1024);
 		ClientConnector connector = new ClientConnector();
+		connector.setByteBufferPool(buffers);
 		connector.setSelectors(1);
 		connector.setTCPNoDelay(true);
-		http = new HttpClient(new HttpClientTransportOverHTTP(connector));
+		HttpClientTransportOverHTTP h1 = new HttpClientTransportOverHTTP(connector);
+		http = socket == null ? new HttpClient(h1) : new UnixHttpClient(h1, socket);
 		http.setExecutor(pool);
+		http.setByteBufferPool(buffers);
 		http.setScheduler(new ScheduledExecutorScheduler("lodge-client-timer", true));
 		http.setFollowRedirects(false);
 		http.setMaxRequestsQueuedPerDestination(1 << 16);
@@ -40,7 +65,7 @@ final class Transport {
 		http.getContentDecoderFactories().clear();
 		connector.setExecutor(pool);
 		connector.setScheduler(http.getScheduler());
-		ws = new WebSocketCoreClient(http, new WebSocketComponents(null, null, null, null, null, pool));
+		ws = new WebSocketCoreClient(http, new WebSocketComponents(null, null, buffers, null, null, pool));
 		try {
 			http.start();
 			// a 401 reaches the SDK as it is: the daemon sends no challenge
@@ -51,9 +76,12 @@ final class Transport {
 		}
 	}
 
-	/** The clients for a connect timeout (null: Jetty's default, 15 s). */
-	static Transport of(Duration connectTimeout) {
+	/**
+	 * The clients for a connect timeout (null: Jetty's default, 15 s), over
+	 * TCP or, with {@code socket}, that Unix socket.
+	 */
+	static Transport of(Duration connectTimeout, Path socket) {
 		long ms = connectTimeout == null ? 0 : Math.max(1, connectTimeout.toMillis());
-		return shared.computeIfAbsent(ms, Transport::new);
+		return shared.computeIfAbsent(ms + " " + socket, k -> new Transport(ms, socket));
 	}
 }

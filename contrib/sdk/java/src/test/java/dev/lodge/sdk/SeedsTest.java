@@ -70,11 +70,16 @@ class SeedsTest {
 		final Thread reader;
 
 		Run(String cls) throws IOException {
+			this("dev.lodge.sdk.seeds." + cls, env -> { });
+		}
+
+		/** A main class's JVM, with its environment changed by {@code env}. */
+		Run(String mainClass, java.util.function.Consumer<java.util.Map<String, String>> env) throws IOException {
 			// the suite's own class path: the SDK, its dependencies, the examples
 			String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
 			ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java")
-			    .toString(), "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", cp,
-			    "dev.lodge.sdk.seeds." + cls);
+			    .toString(), "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", cp, mainClass);
+			env.accept(pb.environment());
 			pb.redirectError(ProcessBuilder.Redirect.INHERIT);
 			p = pb.start();
 			InputStream in = p.getInputStream();

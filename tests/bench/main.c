@@ -912,6 +912,11 @@ main(int argc, char **argv)
 		exit(2);
 	}
 	lodged = abspath;
+	/* Before the run, not after it: a run can take many minutes. */
+	if (mkdir(outdir, 0755) == -1 && errno != EEXIST)
+		fatalx("%s: %s", outdir, strerror(errno));
+	if (access(outdir, W_OK) != 0)
+		fatalx("%s: %s", outdir, strerror(errno));
 	max_sessions = bench_quick ? 100 : 1000;
 	if (only == NULL || strstr(only, "B8") != NULL)
 		max_sessions = bench_b8_sessions();

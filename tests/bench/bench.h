@@ -29,7 +29,7 @@ extern int		 bench_runs;
 extern int		 bench_quick;
 extern int		 bench_port;
 extern char		 bench_token[256];
-extern volatile int	 bench_interrupted;
+extern volatile int	 bench_interrupted;	/* the signal */
 
 /* util.c: time, samples, processes, /proc */
 double	 now_ms(void);
@@ -135,6 +135,7 @@ int	 floor_dtach_pss(const char *dir, int n, double *pss_kb,
 /* relay.c: B4's floor, a minimal WebSocket-to-PTY relay */
 pid_t	 relay_start(const char *cmd, int *port, pid_t *cmd_pid);
 void	 relay_stop(pid_t relay, pid_t cmd);
+int	 relay_client(int argc, char **argv);
 
 /* main.c: figures, notes, sessions */
 struct figure {

@@ -834,8 +834,7 @@ bench_cleanup(void)
 static void
 on_signal(int sig)
 {
-	(void)sig;
-	bench_interrupted = 1;
+	bench_interrupted = sig;
 }
 
 static void
@@ -890,6 +889,9 @@ main(int argc, char **argv)
 	/* tests/sdk/bench.sh: the SDK figures against a running daemon */
 	if (argc > 1 && strcmp(argv[1], "--sdk-figures") == 0)
 		return (sdk_figures(argc - 1, argv + 1));
+	/* B4's floor of `lodge attach`, run on a terminal of the bench's */
+	if (argc > 1 && strcmp(argv[1], "--relay-client") == 0)
+		return (relay_client(argc - 1, argv + 1));
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l': lodged = optarg; break;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -301,4 +302,87 @@ relay_stop(pid_t relay, pid_t cmd)
 	(void)kill(cmd, SIGKILL);
 	wait_pid(cmd, NULL);
 	wait_pid(relay, NULL);
+}
+
+/* Each whole message in the client's buffer: stdout data to the terminal. */
+static int
+relay_client_output(struct ws *w)
+{
+	const msgpack_object	*o;
+	const unsigned char	*p;
+	const char		*d;
+	size_t			 n, dn;
+	ssize_t			 k;
+	int			 r;
+
+	while ((r = ws_next(w, &p, &n)) == 1) {
+		if ((o = ws_decode(w, p, n)) == NULL ||
+		    !mp_type_is(o, "stdout") ||
+		    mp_bin(o, "data", &d, &dn) == -1)
+			continue;
+		for (; dn > 0; d += k, dn -= (size_t)k)
+			if ((k = write(1, d, dn)) <= 0)
+				return (-1);
+	}
+	return (r);
+}
+
+/*
+ * `lodge-bench --relay-client PORT`: the terminal's end of the floor, the
+ * least `lodge attach` can do.  On the terminal it is started on, in raw
+ * mode, one epoll loop relays what is typed to the relay on PORT as stdin
+ * messages (masked frames, the bench client's generator for the keys) and
+ * writes each stdout message's data to the terminal.  So the floor of a
+ * keystroke through `lodge attach` has the same processes and hops: the
+ * terminal, a client, the relay, the PTY's cat.
+ */
+int
+relay_client(int argc, char **argv)
+{
+	static unsigned char	 in[RELAY_BUF];
+	struct epoll_event	 ev, evs[2];
+	struct termios		 tio;
+	struct ws		 w;
+	msgpack_sbuffer		 sb;
+	ssize_t			 k;
+	int			 ep, i, nev;
+
+	if (argc != 2 || ws_open_port(&w, atoi(argv[1]), "/") == -1)
+		return (2);
+	if (tcgetattr(0, &tio) == 0) {
+		cfmakeraw(&tio);
+		(void)tcsetattr(0, TCSANOW, &tio);
+	}
+	msgpack_sbuffer_init(&sb);
+	if ((ep = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		return (1);
+	ev.events = EPOLLIN;
+	ev.data.fd = 0;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, 0, &ev) == -1)
+		return (1);
+	ev.data.fd = w.fd;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, w.fd, &ev) == -1)
+		return (1);
+	/* the handshake's read may have taken the first messages too */
+	if (relay_client_output(&w) == -1)
+		return (0);
+	for (;;) {
+		if ((nev = epoll_wait(ep, evs, 2, -1)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return (1);
+		}
+		for (i = 0; i < nev; i++) {
+			if (evs[i].data.fd == 0) {
+				if ((k = read(0, in, sizeof(in))) <= 0)
+					return (0);
+				msgpack_sbuffer_clear(&sb);
+				pack_stdin(&sb, in, (size_t)k);
+				if (ws_send(&w, sb.data, sb.size) == -1)
+					return (0);
+			} else if (ws_fill(&w) <= 0 ||
+			    relay_client_output(&w) == -1)
+				return (0);
+		}
+	}
 }

@@ -62,7 +62,8 @@ void
 check_interrupt(void)
 {
 	if (bench_interrupted)
-		fatalx("interrupted (signal or time limit)");
+		fatalx("interrupted by %s", bench_interrupted == SIGALRM ?
+		    "the time limit" : strsignal(bench_interrupted));
 }
 
 double	bench_section_t0;	/* when the current benchmark started */

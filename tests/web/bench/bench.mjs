@@ -56,6 +56,8 @@ async function startWetty() {
   const child = spawn(process.execPath, [join(HERE, 'node_modules/wetty/build/main.js'),
     '--host', '127.0.0.1', '--port', String(port), '--command', SHELL, '--log-level', 'warn'],
   { stdio: ['ignore', 'ignore', 'inherit'] });
+  // gone with the bench, however it ends
+  process.on('exit', () => child.kill('SIGTERM'));
   const url = `http://127.0.0.1:${port}/`;
   await until(() => fetch(url).then((r) => r.ok), 'WeTTY listening', 30_000);
   return { url, stop: () => child.kill('SIGTERM') };

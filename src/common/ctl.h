@@ -26,16 +26,6 @@
 #define CTL_FRAME_FDS		3
 #define CTL_QUEUE_MAX		(128U * 1024 * 1024)
 
-/*
- * The version of the control messages a worker speaks, in its reply to
- * hello ("proto").  Workers outlive the front across upgrades, so a front
- * serves every older version it knows.  0, no "proto": a worker of a build
- * from before versions, which takes a handed-off connection with its
- * request head still unread in the socket.  1: the head travels in the
- * frame, without the token ("head"), and hand-offs are acknowledged.
- */
-#define CTL_PROTO_VERSION	1
-
 struct ctl_frame {
 	struct ctl_frame	*next;
 	char			*buf;

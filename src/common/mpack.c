@@ -78,17 +78,30 @@ mpack_be(const unsigned char *p, int n)
 int
 mpack_validate(const void *buf, size_t len)
 {
+	return (mpack_count(buf, len) == 1 ? 0 : -1);
+}
+
+int64_t
+mpack_count(const void *buf, size_t len)
+{
 	const unsigned char	*p = buf;
 	uint64_t		 left[MPACK_DEPTH_MAX + 1], n, skip;
 	size_t			 pos = 0;
+	int64_t			 count = 0;
 	int			 depth = 0, hdr;
 	unsigned char		 c;
 
-	left[0] = 1;		/* one object at the top */
-	while (depth >= 0) {
-		if (left[depth] == 0) {
+	left[0] = 0;
+	for (;;) {
+		if (left[depth] == 0 && depth > 0) {
 			depth--;
 			continue;
+		}
+		if (depth == 0 && left[0] == 0) {
+			if (pos == len)
+				return (count);
+			left[0] = 1;	/* the next object at the top */
+			count++;
 		}
 		left[depth]--;
 		if (pos >= len)
@@ -155,7 +168,6 @@ mpack_validate(const void *buf, size_t len)
 			return (-1);
 		left[++depth] = n;
 	}
-	return (pos == len ? 0 : -1);
 }
 
 int

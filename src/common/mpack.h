@@ -46,6 +46,8 @@ int	mpack_get_num(const msgpack_object *, const char *, double *);
  * every declared element first, so five bytes could ask for 256 GiB.
  */
 int	mpack_validate(const void *buf, size_t len);
+/* The same for objects one after another: how many, or -1. */
+int64_t	mpack_count(const void *buf, size_t len);
 
 /* Compare a msgpack str object with a C string. */
 int	mpack_streq(const msgpack_object *, const char *);

@@ -308,9 +308,10 @@ api_peer_owns(struct conn *c, struct session *s)
 static void
 api_create(struct conn *c)
 {
-	msgpack_sbuffer	 body, sb;
+	msgpack_sbuffer	 body;
 	msgpack_unpacked up;
-	msgpack_packer	 pk;
+	msgpack_packer	*pk;
+	struct proto_out m;
 	struct spawnreq	 req;
 	struct passwd	 pw;
 	struct session	*s;
@@ -368,31 +369,20 @@ api_create(struct conn *c)
 		goto done;
 	}
 	registry_set_buffer(s, req.buffer_size);
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 12);
-	mpack_kv_str(&pk, "type", "spawn");
-	front_pack_limits(&pk);
-	mpack_kv_bool(&pk, "fd", 1);
-	mpack_kv_str(&pk, "id", id);
-	mpack_kv_str(&pk, "rundir", front->conf.rundir);
-	mpack_kv_int(&pk, "uid", pw.pw_uid);
-	mpack_kv_int(&pk, "gid", pw.pw_gid);
-	mpack_kv_str(&pk, "user", pw.pw_name);
-	mpack_kv_str(&pk, "home", pw.pw_dir);
-	mpack_kv_str(&pk, "shell", pw.pw_shell != NULL &&
-	    pw.pw_shell[0] != '\0' ? pw.pw_shell : "/bin/sh");
-	mpack_kv_uint(&pk, "bufferMax", front->conf.max_buffer);
-	mpack_str(&pk, "req");
-	msgpack_pack_object(&pk, up.data);
-	if (spawner_send(&sb, sp[1]) == -1) {
-		msgpack_sbuffer_destroy(&sb);
+	pk = proto_begin(&m, PROTO_SPAWN);
+	front_pack_limits(pk);
+	mpack_kv_str(pk, "id", id);
+	mpack_kv_str(pk, "rundir", front->conf.rundir);
+	front_pack_user(pk, &pw);
+	mpack_kv_uint(pk, "bufferMax", front->conf.max_buffer);
+	mpack_str(pk, "req");
+	msgpack_pack_object(pk, up.data);
+	if (spawner_send(&m, sp[1]) == -1) {
 		registry_remove(s);
 		conn_reply_error(c, 503, "unavailable",
 		    "cannot start a session worker");
 		goto done;
 	}
-	msgpack_sbuffer_destroy(&sb);
 	c->creating = 1;
 	registry_expect(s, c, REGISTRY_CREATE_MS);
 done:
@@ -435,10 +425,12 @@ out:
 static int
 api_worker_answers(struct conn *c, struct session *s)
 {
+	char	why[128];
+
 	if (registry_answers(s))
 		return (1);
-	conn_reply_error(c, 503, "unavailable",
-	    "session worker is not responding");
+	registry_unanswered(s, why, sizeof(why));
+	conn_reply_error(c, 503, "unavailable", "%s", why);
 	return (0);
 }
 
@@ -453,38 +445,25 @@ api_reply_session(struct conn *c, struct session *s)
 	conn_reply_body(c, 200, "application/json", s->json, s->json_len);
 }
 
-/* Send a request map (already holding "type") with a fresh id. */
-static void
-api_forward(struct conn *c, struct session *s, const char *type,
-    const msgpack_object *extra_key, const msgpack_object *extra_val,
-    const char *bin_key, const void *bin, size_t binlen)
+/* Start a request to s's worker with a fresh id; NULL if it is marked. */
+static msgpack_packer *
+api_ask(struct conn *c, struct session *s, struct proto_out *m,
+    enum proto_type type)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
-	int		n = 2;
-
-	if (extra_key != NULL)
-		n++;
-	if (bin_key != NULL)
-		n++;
 	if (!api_worker_answers(c, s))
-		return;
+		return (NULL);
 	c->reqid = registry_next_id();
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, n);
-	mpack_kv_str(&pk, "type", type);
-	mpack_kv_int(&pk, "id", c->reqid);
-	if (extra_key != NULL) {
-		msgpack_pack_object(&pk, *extra_key);
-		msgpack_pack_object(&pk, *extra_val);
-	}
-	if (bin_key != NULL)
-		mpack_kv_bin(&pk, bin_key, bin, binlen);
-	if (registry_request(s, c, &sb, -1) == -1)
+	mpack_kv_int(proto_begin(m, type), "id", c->reqid);
+	return (&m->pk);
+}
+
+/* Send it: the reply goes to c. */
+static void
+api_forward(struct conn *c, struct session *s, struct proto_out *m)
+{
+	if (registry_request(s, c, m, -1) == -1)
 		conn_reply_error(c, 404, "not_found",
 		    "session '%s' does not exist", c->ref);
-	msgpack_sbuffer_destroy(&sb);
 }
 
 /*
@@ -523,7 +502,8 @@ api_signal(struct conn *c, struct session *s)
 	msgpack_sbuffer		 body;
 	msgpack_unpacked	 up;
 	const msgpack_object	*v;
-	uint32_t		 i;
+	struct proto_out	 m;
+	msgpack_packer		*pk;
 
 	msgpack_sbuffer_init(&body);
 	msgpack_unpacked_init(&up);
@@ -536,10 +516,11 @@ api_signal(struct conn *c, struct session *s)
 		    "signal name such as \"INT\" or a number from 1 to 64");
 		goto out;
 	}
-	for (i = 0; i < up.data.via.map.size; i++)
-		if (mpack_streq(&up.data.via.map.ptr[i].key, "signal"))
-			api_forward(c, s, "signal", &up.data.via.map.ptr[i].key,
-			    &up.data.via.map.ptr[i].val, NULL, NULL, 0);
+	if ((pk = api_ask(c, s, &m, PROTO_SIGNAL)) != NULL) {
+		mpack_str(pk, "signal");
+		msgpack_pack_object(pk, *v);
+		api_forward(c, s, &m);
+	}
 out:
 	msgpack_unpacked_destroy(&up);
 	msgpack_sbuffer_destroy(&body);
@@ -550,6 +531,8 @@ api_input(struct conn *c, struct session *s)
 {
 	msgpack_sbuffer	 body;
 	msgpack_unpacked up;
+	struct proto_out m;
+	msgpack_packer	*pk;
 	const char	*p, *b64;
 	size_t		 len, b64len;
 	char		*raw = NULL;
@@ -592,7 +575,10 @@ api_input(struct conn *c, struct session *s)
 		p = raw;
 		len = (size_t)n;
 	}
-	api_forward(c, s, "input", NULL, NULL, "data", p, len);
+	if ((pk = api_ask(c, s, &m, PROTO_INPUT)) != NULL) {
+		mpack_kv_bin(pk, "data", p, len);
+		api_forward(c, s, &m);
+	}
 out:
 	free(raw);
 	msgpack_unpacked_destroy(&up);
@@ -602,9 +588,10 @@ out:
 static void
 api_resize(struct conn *c, struct session *s)
 {
-	msgpack_sbuffer	 body, sb;
+	msgpack_sbuffer	 body;
 	msgpack_unpacked up;
-	msgpack_packer	 pk;
+	struct proto_out m;
+	msgpack_packer	*pk;
 	int64_t		 cols, rows;
 
 	msgpack_sbuffer_init(&body);
@@ -619,20 +606,11 @@ api_resize(struct conn *c, struct session *s)
 		    "must be integers from 1 to %d", SPAWNREQ_SIZE_MAX);
 		goto out;
 	}
-	if (!api_worker_answers(c, s))
-		goto out;
-	c->reqid = registry_next_id();
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 4);
-	mpack_kv_str(&pk, "type", "resize");
-	mpack_kv_int(&pk, "id", c->reqid);
-	mpack_kv_int(&pk, "cols", cols);
-	mpack_kv_int(&pk, "rows", rows);
-	if (registry_request(s, c, &sb, -1) == -1)
-		conn_reply_error(c, 404, "not_found",
-		    "session '%s' does not exist", c->ref);
-	msgpack_sbuffer_destroy(&sb);
+	if ((pk = api_ask(c, s, &m, PROTO_RESIZE)) != NULL) {
+		mpack_kv_int(pk, "cols", cols);
+		mpack_kv_int(pk, "rows", rows);
+		api_forward(c, s, &m);
+	}
 out:
 	msgpack_unpacked_destroy(&up);
 	msgpack_sbuffer_destroy(&body);
@@ -849,6 +827,7 @@ static void
 api_request(struct conn *c)
 {
 	struct session	*s;
+	struct proto_out m;
 
 	switch (c->route) {
 	case ROUTE_HEALTH:
@@ -876,8 +855,8 @@ api_request(struct conn *c)
 		/* A worker that does not answer: what is known of it. */
 		if (!registry_answers(s))
 			api_reply_session(c, s);
-		else
-			api_forward(c, s, "info", NULL, NULL, NULL, NULL, 0);
+		else if (api_ask(c, s, &m, PROTO_INFO) != NULL)
+			api_forward(c, s, &m);
 		break;
 	case ROUTE_SESSION_DELETE:
 		registry_delete(s, c);

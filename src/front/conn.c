@@ -521,10 +521,10 @@ conn_writeable(struct conn *c)
  * the socket.
  */
 static int
-conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
+conn_pass(struct conn *c, struct session *s, uid_t peer)
 {
-	msgpack_sbuffer	 sb;
-	msgpack_packer	 pk;
+	struct proto_out m;
+	msgpack_packer	*pk;
 	char		*head;
 	size_t		 hlen = 0, hmax;
 	int		 fd, one = 1, rc, legacy;
@@ -544,28 +544,22 @@ conn_pass(struct conn *c, const char *type, struct session *s, uid_t peer)
 		free(head);
 		return (-1);
 	}
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, s == NULL ? 7 : legacy ? 2 : 3);
-	mpack_kv_str(&pk, "type", type);
-	mpack_kv_bool(&pk, "fd", 1);
-	if (!legacy) {
-		mpack_str(&pk, "head");
-		msgpack_pack_bin(&pk, hlen);
-		msgpack_pack_bin_body(&pk, head, hlen);
-	}
+	pk = proto_begin(&m, s == NULL ? PROTO_STREAM : PROTO_ADOPT);
+	if (!legacy)
+		mpack_kv_bin(pk, "head", head, hlen);
 	free(head);
 	if (s == NULL) {
 		/* A restricted peer's stream may run only as that peer. */
-		rc = conn_pack_peer(c, &pk, peer != (uid_t)-1);
-		front_pack_limits(&pk);
+		rc = conn_pack_peer(c, pk, peer != (uid_t)-1);
+		front_pack_limits(pk);
 		if (rc == 0)
-			rc = spawner_send(&sb, fd);
-		else
+			rc = spawner_send(&m, fd);
+		else {
+			proto_free(&m);
 			close(fd);
+		}
 	} else
-		rc = registry_request(s, NULL, &sb, fd);
-	msgpack_sbuffer_destroy(&sb);
+		rc = registry_request(s, NULL, &m, fd);
 	if (rc == -1)
 		return (-1);
 	/*
@@ -661,13 +655,13 @@ conn_pack_peer(struct conn *c, msgpack_packer *pk, int restricted)
 int
 conn_handoff(struct conn *c, struct session *s)
 {
-	return (conn_pass(c, "adopt", s, (uid_t)-1));
+	return (conn_pass(c, s, (uid_t)-1));
 }
 
 int
 conn_handoff_stream(struct conn *c, uid_t peer)
 {
-	return (conn_pass(c, "stream", NULL, peer));
+	return (conn_pass(c, NULL, peer));
 }
 
 /* Wait for more of a head: RCVLOWAT on TCP, a short retry elsewhere. */

@@ -206,9 +206,12 @@ exec_reply_read(void *arg, char *dst, size_t len)
 }
 
 void
-exec_output(const msgpack_object *o)
+exec_output(void *arg, const msgpack_object *o, int *fds)
 {
 	struct exec_call	*e;
+
+	(void)arg;
+	(void)fds;
 
 	if ((e = exec_find(o)) == NULL)
 		return;
@@ -220,7 +223,7 @@ exec_output(const msgpack_object *o)
 
 /* The command ended: answer the client, the reply encoded as it goes. */
 void
-exec_exited(const msgpack_object *o)
+exec_exited(void *arg, const msgpack_object *o, int *fds)
 {
 	struct exec_call	*e;
 	struct conn		*c;
@@ -237,7 +240,7 @@ exec_exited(const msgpack_object *o)
 	if ((e = exec_find(o)) == NULL)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	exec_output(o);
+	exec_output(arg, o, fds);
 	(void)mpack_get_int(o, "status", INT32_MIN, INT32_MAX, &st);
 	if ((v = mpack_get(o, "timedOut")) != NULL &&
 	    v->type == MSGPACK_OBJECT_BOOLEAN)
@@ -276,12 +279,15 @@ exec_exited(const msgpack_object *o)
 
 /* The template could not start the command, or a limit refused it. */
 void
-exec_spawned(const msgpack_object *o)
+exec_spawned(void *arg, const msgpack_object *o, int *fds)
 {
 	struct exec_call	*e;
 	const char		*msg;
 	size_t			 len;
 	int64_t			 status = 422;
+
+	(void)arg;
+	(void)fds;
 
 	if ((e = exec_find(o)) == NULL)
 		return;
@@ -314,18 +320,13 @@ exec_template_lost(void)
 void
 exec_conn_closed(struct exec_call *e)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
+	struct proto_out	 m;
+	msgpack_packer		*pk = proto_begin(&m, PROTO_KILL);
 
 	e->conn = NULL;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 3);
-	mpack_kv_str(&pk, "type", "kill");
-	mpack_kv_int(&pk, "id", e->id);
-	mpack_kv_int(&pk, "signal", SIGHUP);
-	(void)spawner_send(&sb, -1);
-	msgpack_sbuffer_destroy(&sb);
+	mpack_kv_int(pk, "id", e->id);
+	mpack_kv_int(pk, "signal", SIGHUP);
+	(void)spawner_send(&m, -1);
 }
 
 void
@@ -333,9 +334,8 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
     struct spawnreq *req)
 {
 	struct exec_call	*e;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-	int			 r;
+	struct proto_out	 m;
+	msgpack_packer		*pk;
 
 	if ((e = calloc(1, sizeof(*e))) == NULL) {
 		conn_reply_error(c, 503, "unavailable", "out of memory");
@@ -361,32 +361,22 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 	exec_reserved += e->reserved;
 	clock_gettime(CLOCK_MONOTONIC, &e->t0);
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 12);
-	mpack_kv_str(&pk, "type", "exec");
-	mpack_kv_int(&pk, "id", e->id);
-	mpack_kv_int(&pk, "maxOutput", (int64_t)e->max_output);
-	mpack_kv_int(&pk, "uid", pw->pw_uid);
-	mpack_kv_int(&pk, "gid", pw->pw_gid);
-	mpack_kv_str(&pk, "user", pw->pw_name);
-	mpack_kv_str(&pk, "home", pw->pw_dir);
-	mpack_kv_str(&pk, "shell", pw->pw_shell != NULL &&
-	    pw->pw_shell[0] != '\0' ? pw->pw_shell : "/bin/sh");
-	if (conn_pack_peer(c, &pk, c->l->is_unix && c->peer_uid != 0) ==
+	pk = proto_begin(&m, PROTO_EXEC);
+	mpack_kv_int(pk, "id", e->id);
+	mpack_kv_int(pk, "maxOutput", (int64_t)e->max_output);
+	front_pack_user(pk, pw);
+	if (conn_pack_peer(c, pk, c->l->is_unix && c->peer_uid != 0) ==
 	    -1) {
-		msgpack_sbuffer_destroy(&sb);
+		proto_free(&m);
 		exec_reserved -= e->reserved;
 		free(e);
 		conn_reply_error(c, 503, "unavailable", "cannot read the "
 		    "process limit of the connecting process");
 		return;
 	}
-	mpack_str(&pk, "req");
-	msgpack_pack_object(&pk, *o);
-	r = spawner_send(&sb, -1);
-	msgpack_sbuffer_destroy(&sb);
-	if (r == -1) {
+	mpack_str(pk, "req");
+	msgpack_pack_object(pk, *o);
+	if (spawner_send(&m, -1) == -1) {
 		exec_reserved -= e->reserved;
 		free(e);
 		conn_reply_error(c, 503, "unavailable", "the worker template "

@@ -22,7 +22,7 @@
 #include <libwebsockets.h>
 #include <msgpack.h>
 
-#include "ctl.h"
+#include "proto.h"
 #include "httphead.h"
 #include "pwcache.h"
 #include "runas.h"
@@ -209,7 +209,8 @@ struct session {
 	int			 named;
 	int			 responsive;	/* answers within the deadline */
 	int			 acks;		/* acknowledges handoffs */
-	int			 proto;		/* its CTL_PROTO_VERSION */
+	int			 proto;		/* its PROTO_VERSION */
+	int			 refused;	/* ... newer than ours */
 	pid_t			 worker_pid;	/* the kernel's word */
 	unsigned long long	 worker_start;	/* its start time, /proc */
 	int64_t			 hello_id;	/* a hello in flight */
@@ -230,6 +231,8 @@ struct session {
 
 /* main.c */
 void	front_pack_limits(msgpack_packer *);
+struct passwd;
+void	front_pack_user(msgpack_packer *, const struct passwd *);
 struct lws *front_adopt(int fd, struct front_fd *);
 
 /* listener.c */
@@ -299,7 +302,7 @@ struct session *registry_add(const char *id, const char *name, int fd);
 void	registry_remove(struct session *);
 void	registry_set_buffer(struct session *, size_t);
 size_t	registry_buffer_total(void);
-int	registry_request(struct session *, struct conn *, msgpack_sbuffer *,
+int	registry_request(struct session *, struct conn *, struct proto_out *,
 	    int fd);
 void	registry_cancel(struct conn *);
 void	registry_readable(struct session *);
@@ -309,6 +312,7 @@ int	registry_reachable(struct session *);
 int	registry_answers(struct session *);
 int	registry_all(struct session **, int max);
 int	registry_handoff_check(struct session *, char *why, size_t);
+void	registry_unanswered(struct session *, char *why, size_t);
 void	registry_handoff_sent(struct session *);
 void	registry_expect(struct session *, struct conn *, int ms);
 void	registry_wait(struct session *, struct conn *, int timeout_ms);
@@ -333,8 +337,7 @@ int	record_restore(const char *id);
 
 /* spawner.c: the only code in the front that forks or execs */
 int	spawner_start(void);
-int	spawner_send(msgpack_sbuffer *, int fd);
-int	spawner_sendv(msgpack_sbuffer *, int *fds, int nfds);
+int	spawner_send(struct proto_out *, int fd);
 void	spawner_readable(void);
 void	spawner_writeable(void);
 void	spawner_closed(void);
@@ -346,9 +349,9 @@ struct spawnreq;
 
 void	exec_start(struct conn *, const msgpack_object *,
 	    const struct passwd *, struct spawnreq *);
-void	exec_output(const msgpack_object *);
-void	exec_spawned(const msgpack_object *);
-void	exec_exited(const msgpack_object *);
+void	exec_output(void *, const msgpack_object *, int *);
+void	exec_spawned(void *, const msgpack_object *, int *);
+void	exec_exited(void *, const msgpack_object *, int *);
 void	exec_template_lost(void);
 void	exec_conn_closed(struct exec_call *);
 

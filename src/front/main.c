@@ -430,6 +430,18 @@ front_pack_limits(msgpack_packer *pk)
 	mpack_kv_int(pk, "exitedTtl", front->conf.exited_ttl);
 }
 
+/* Who a worker or a command runs as, sent with spawn and exec. */
+void
+front_pack_user(msgpack_packer *pk, const struct passwd *pw)
+{
+	mpack_kv_int(pk, "uid", pw->pw_uid);
+	mpack_kv_int(pk, "gid", pw->pw_gid);
+	mpack_kv_str(pk, "user", pw->pw_name);
+	mpack_kv_str(pk, "home", pw->pw_dir);
+	mpack_kv_str(pk, "shell", pw->pw_shell != NULL &&
+	    pw->pw_shell[0] != '\0' ? pw->pw_shell : "/bin/sh");
+}
+
 /*
  * Connections held by the front: by default 1024, or half the descriptors
  * it may open when that is fewer; a peer's share a quarter of that.

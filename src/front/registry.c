@@ -346,7 +346,7 @@ registry_add(const char *id, const char *name, int fd)
 	if ((s = registry_new(id, name)) == NULL)
 		return (NULL);
 	s->acks = 1;		/* a worker of our own template */
-	s->proto = CTL_PROTO_VERSION;
+	s->proto = PROTO_VERSION;
 	if (registry_attach(s, fd) == -1) {
 		s->gone = 1;
 		RB_REMOVE(session_ids, &sessions_by_id, s);
@@ -566,23 +566,20 @@ registry_serialise(struct session *s)
 
 /* Send {"type":TYPE,"id":N} to the worker: N, or 0 if the link failed. */
 static int64_t
-registry_send_type(struct session *s, const char *type)
+registry_send_type(struct session *s, enum proto_type type)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
-	int64_t		id = registry_next_id();
+	struct proto_out	 m;
+	msgpack_packer		*pk = proto_begin(&m, type);
+	int64_t			 id = registry_next_id();
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 2);
-	mpack_kv_str(&pk, "type", type);
-	mpack_kv_int(&pk, "id", id);
-	if (ctl_send(&s->ctl, &sb, -1) == -1) {
+	mpack_kv_int(pk, "id", id);
+	if (type == PROTO_HELLO)
+		mpack_kv_int(pk, "proto", PROTO_VERSION);
+	if (proto_send(&s->ctl, &m, -1) == -1) {
 		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
 		id = 0;
 	} else if (ctl_pending(&s->ctl))
 		rawio_writable(s->wsi);
-	msgpack_sbuffer_destroy(&sb);
 	return (id);
 }
 
@@ -591,7 +588,7 @@ static void
 registry_probe(struct session *s)
 {
 	if (registry_reachable(s) && s->probe_id == 0)
-		s->probe_id = registry_send_type(s, "info");
+		s->probe_id = registry_send_type(s, PROTO_INFO);
 }
 
 static void
@@ -689,7 +686,7 @@ registry_update(struct session *s, const msgpack_object *obj)
 static void
 registry_send_hello(struct session *s)
 {
-	s->hello_id = registry_send_type(s, "hello");
+	s->hello_id = registry_send_type(s, PROTO_HELLO);
 	s->hello_late = 0;
 	lws_sul_schedule(front->ctx, 0, &s->sul_link, registry_link_cb,
 	    REGISTRY_HELLO_MS * LWS_US_PER_MS);
@@ -730,11 +727,17 @@ registry_hello_done(struct session *s, const msgpack_object *o)
 	    v->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
 	    v->via.u64 < INT_MAX)
 		s->proto = (int)v->via.u64;
-	if (s->proto > CTL_PROTO_VERSION)
+	if (s->proto > PROTO_VERSION) {
+		/* What it would make of our messages is unknown: none. */
 		log_warnx("session %s: its worker speaks control protocol %d, "
-		    "newer than this lodged's %d: what it added is not used",
-		    s->id, s->proto, CTL_PROTO_VERSION);
-	else if (s->proto < CTL_PROTO_VERSION && !s->ready)
+		    "newer than this lodged's %d: not served, left running",
+		    s->id, s->proto, PROTO_VERSION);
+		s->refused = 1;
+		s->ready = 1;
+		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
+		return;
+	}
+	if (s->proto < PROTO_VERSION && !s->ready)
 		log_warnx("session %s: its worker, from an earlier lodged, "
 		    "speaks control protocol %d: it is handed connections "
 		    "with their head, token included, in the socket", s->id,
@@ -754,11 +757,14 @@ registry_hello_done(struct session *s, const msgpack_object *o)
 
 /* "created": the reply to the create request, from a new worker. */
 static void
-registry_created(struct session *s, const msgpack_object *o)
+registry_created(void *arg, const msgpack_object *o, int *fds)
 {
+	struct session	*s = arg;
 	struct conn	*c;
 	int64_t		 status = 500;
 
+	(void)fds;
+	registry_update(s, mpack_get(o, "session"));
 	(void)mpack_get_int(o, "status", 100, 599, &status);
 	if (status == 201 && s->json != NULL && !s->ready) {
 		registry_set_ready(s);
@@ -798,34 +804,43 @@ registry_handoff_taken(struct session *s)
 }
 
 static void
-registry_message(struct session *s, const msgpack_object *o)
+registry_adopted(void *arg, const msgpack_object *o, int *fds)
 {
-	const msgpack_object	*type = mpack_get(o, "type");
-	struct conn		*c;
-	int64_t			 id = 0;
+	(void)o;
+	(void)fds;
+	registry_handoff_taken(arg);
+}
 
-	if (s->ctl.peer_pid > 0)
-		registry_learn_pid(s, s->ctl.peer_pid);
-	registry_set_responsive(s, 1);
-	if (mpack_streq(type, "adopted")) {
-		registry_handoff_taken(s);
-		return;
-	}
+static void
+registry_updated(void *arg, const msgpack_object *o, int *fds)
+{
+	(void)fds;
+	registry_update(arg, mpack_get(o, "session"));
+}
+
+/* Ended by itself (--exited-ttl): as if deleted. */
+static void
+registry_gone(void *arg, const msgpack_object *o, int *fds)
+{
+	struct session	*s = arg;
+
+	(void)fds;
 	registry_update(s, mpack_get(o, "session"));
-	if (mpack_streq(type, "update"))
-		return;
-	if (mpack_streq(type, "gone")) {
-		/* Ended by itself (--exited-ttl): as if deleted. */
-		log_info("session %s: ended by its worker", s->id);
-		registry_remove(s);
-		return;
-	}
-	if (mpack_streq(type, "created")) {
-		registry_created(s, o);
-		return;
-	}
-	if (!mpack_streq(type, "reply") ||
-	    mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id) != 1)
+	log_info("session %s: ended by its worker", s->id);
+	registry_remove(s);
+}
+
+/* The answer to the request id: whoever waits for it takes it. */
+static void
+registry_reply(void *arg, const msgpack_object *o, int *fds)
+{
+	struct session	*s = arg;
+	struct conn	*c;
+	int64_t		 id = 0;
+
+	(void)fds;
+	registry_update(s, mpack_get(o, "session"));
+	if (mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id) != 1)
 		return;
 	if (id != 0 && id == s->hello_id) {
 		registry_hello_done(s, o);
@@ -851,6 +866,15 @@ registry_message(struct session *s, const msgpack_object *o)
 	api_worker_reply(c, s, o);
 }
 
+/* What the front takes from a session worker: the allow-list. */
+static const struct proto_handler front_dispatch_session[] = {
+	{ PROTO_REPLY, registry_reply },
+	{ PROTO_CREATED, registry_created },
+	{ PROTO_UPDATE, registry_updated },
+	{ PROTO_GONE, registry_gone },
+	{ PROTO_ADOPTED, registry_adopted },
+};
+
 static void
 registry_park(struct session *s, struct conn *c)
 {
@@ -860,15 +884,16 @@ registry_park(struct session *s, struct conn *c)
 }
 
 int
-registry_request(struct session *s, struct conn *c, msgpack_sbuffer *sb,
+registry_request(struct session *s, struct conn *c, struct proto_out *m,
     int fd)
 {
 	if (!registry_reachable(s)) {
 		if (fd != -1)
 			close(fd);
+		proto_free(m);
 		return (-1);
 	}
-	if (ctl_send(&s->ctl, sb, fd) == -1)
+	if (proto_send(&s->ctl, m, fd) == -1)
 		return (-1);
 	if (ctl_pending(&s->ctl))
 		rawio_writable(s->wsi);
@@ -888,7 +913,7 @@ registry_delete(struct session *s, struct conn *c)
 {
 	registry_expect(s, c, REGISTRY_TIMEOUT_MS + REGISTRY_GRACE_MS);
 	if (registry_reachable(s) && s->delete_id == 0)
-		s->delete_id = registry_send_type(s, "delete");
+		s->delete_id = registry_send_type(s, PROTO_DELETE);
 	if (!registry_answers(s))
 		registry_kill(s);
 }
@@ -958,11 +983,23 @@ registry_deadline_cb(lws_sorted_usec_list_t *sul)
 	}
 }
 
+/* Why s's worker is asked nothing now. */
+void
+registry_unanswered(struct session *s, char *why, size_t len)
+{
+	if (s->refused)
+		snprintf(why, len, "session worker speaks control protocol "
+		    "%d, newer than this lodged's %d", s->proto,
+		    PROTO_VERSION);
+	else
+		snprintf(why, len, "session worker is not responding");
+}
+
 int
 registry_handoff_check(struct session *s, char *why, size_t len)
 {
 	if (!registry_answers(s))
-		snprintf(why, len, "session worker is not responding");
+		registry_unanswered(s, why, len);
 	else if (s->handoffs >= REGISTRY_HANDOFF_MAX)
 		snprintf(why, len, "session worker is not responding: %d "
 		    "connections are waiting for it", s->handoffs);
@@ -1181,6 +1218,7 @@ void
 registry_readable(struct session *s)
 {
 	msgpack_unpacked	up;
+	char			who[128];
 	int			r, fd;
 
 	if ((r = ctl_read(&s->ctl)) == 0 || r == -1) {
@@ -1188,10 +1226,15 @@ registry_readable(struct session *s)
 		return;
 	}
 	msgpack_unpacked_init(&up);
+	snprintf(who, sizeof(who), "the worker of session %s", s->id);
 	while (s->wsi != NULL && (r = ctl_next(&s->ctl, &up, &fd)) == 1) {
-		if (fd != -1)
-			close(fd);
-		registry_message(s, &up.data);
+		if (s->ctl.peer_pid > 0)
+			registry_learn_pid(s, s->ctl.peer_pid);
+		registry_set_responsive(s, 1);
+		(void)proto_dispatch(PROTO_SESSION_FRONT,
+		    front_dispatch_session,
+		    PROTO_NHANDLERS(front_dispatch_session), who, s, &up.data,
+		    &fd, fd == -1 ? 0 : 1);
 	}
 	msgpack_unpacked_destroy(&up);
 	ctl_shrink(&s->ctl);	/* an idle session holds no buffer */
@@ -1234,7 +1277,8 @@ registry_closed(struct session *s)
 		registry_free(s);
 		return;
 	}
-	if (front->quit || !s->ready || registry_worker_alive(s) != 1) {
+	if (!s->refused && (front->quit || !s->ready ||
+	    registry_worker_alive(s) != 1)) {
 		registry_finish(s);
 		return;
 	}
@@ -1252,6 +1296,12 @@ registry_closed(struct session *s)
 			break;
 	if (c != NULL)
 		registry_kill(s);	/* its delete may have been lost */
+	if (s->refused) {
+		/* Listed, not linked again: a DELETE ends it (by its pid). */
+		s->responsive = 0;
+		registry_serialise(s);
+		return;
+	}
 	registry_set_responsive(s, 0);
 	s->link_tries = 0;
 	lws_sul_schedule(front->ctx, 0, &s->sul_link, registry_link_cb,

@@ -112,25 +112,20 @@ spawner_ready(void)
 	return (0);
 }
 
-/* Queue a request (and fd, which passes to the queue) for the template. */
+/*
+ * Queue a request (and fd, which passes to the queue) for the template;
+ * m is freed.
+ */
 int
-spawner_send(msgpack_sbuffer *sb, int fd)
+spawner_send(struct proto_out *m, int fd)
 {
-	return (spawner_sendv(sb, &fd, fd == -1 ? 0 : 1));
-}
-
-/* The same with up to CTL_FRAME_FDS descriptors in the one frame. */
-int
-spawner_sendv(msgpack_sbuffer *sb, int *fds, int nfds)
-{
-	int	i;
-
 	if (spawner_ready() == -1) {
-		for (i = 0; i < nfds; i++)
-			close(fds[i]);
+		if (fd != -1)
+			close(fd);
+		proto_free(m);
 		return (-1);
 	}
-	if (ctl_sendv(&spawner.ctl, sb, fds, nfds) == -1) {
+	if (proto_send(&spawner.ctl, m, fd) == -1) {
 		log_warnx("the worker template does not answer");
 		lws_set_timeout(spawner.wsi, 1, LWS_TO_KILL_ASYNC);
 		return (-1);
@@ -147,11 +142,17 @@ spawner_writeable(void)
 		rawio_writable(spawner.wsi);
 }
 
+/* What the front takes from the template: the allow-list. */
+static const struct proto_handler front_dispatch_template[] = {
+	{ PROTO_SPAWNED, exec_spawned },
+	{ PROTO_OUTPUT, exec_output },
+	{ PROTO_EXITED, exec_exited },
+};
+
 void
 spawner_readable(void)
 {
 	msgpack_unpacked	 up;
-	const msgpack_object	*type;
 	int			 r, fd;
 
 	if ((r = ctl_read(&spawner.ctl)) == 0 || r == -1) {
@@ -159,17 +160,11 @@ spawner_readable(void)
 		return;
 	}
 	msgpack_unpacked_init(&up);
-	while ((r = ctl_next(&spawner.ctl, &up, &fd)) == 1) {
-		if (fd != -1)
-			close(fd);
-		type = mpack_get(&up.data, "type");
-		if (mpack_streq(type, "output"))
-			exec_output(&up.data);
-		else if (mpack_streq(type, "spawned"))
-			exec_spawned(&up.data);
-		else if (mpack_streq(type, "exited"))
-			exec_exited(&up.data);
-	}
+	while ((r = ctl_next(&spawner.ctl, &up, &fd)) == 1)
+		(void)proto_dispatch(PROTO_TEMPLATE_FRONT,
+		    front_dispatch_template,
+		    PROTO_NHANDLERS(front_dispatch_template), "the template",
+		    NULL, &up.data, &fd, fd == -1 ? 0 : 1);
 	msgpack_unpacked_destroy(&up);
 	if (r == -1) {
 		log_warnx("bad frame from the worker template");

@@ -25,36 +25,36 @@
 #include "signame.h"
 #include "worker.h"
 
-static void	control_send(struct worker_fd *, msgpack_sbuffer *);
+static void
+control_send_msg(struct worker_fd *wf, struct proto_out *m)
+{
+	proto_finish(m);
+	control_send(wf, &m->sb);
+	proto_free(m);
+}
 
 void
 control_send_reply(struct worker_fd *wf, int64_t id, int status,
     const char *code, const char *message, int with_session)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
+	struct proto_out	 m;
+	msgpack_packer		*pk = proto_begin(&m, PROTO_REPLY);
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 3 + (code != NULL ? 2 : 0) +
-	    (with_session ? 1 : 0));
-	mpack_kv_str(&pk, "type", "reply");
-	mpack_kv_int(&pk, "id", id);
-	mpack_kv_int(&pk, "status", status);
+	mpack_kv_int(pk, "id", id);
+	mpack_kv_int(pk, "status", status);
 	if (code != NULL) {
-		mpack_kv_str(&pk, "code", code);
-		mpack_kv_str(&pk, "message", message);
+		mpack_kv_str(pk, "code", code);
+		mpack_kv_str(pk, "message", message);
 	}
 	if (with_session) {
-		mpack_str(&pk, "session");
-		worker_pack_session(&pk);
+		mpack_str(pk, "session");
+		worker_pack_session(pk);
 	}
-	control_send(wf, &sb);
-	msgpack_sbuffer_destroy(&sb);
+	control_send_msg(wf, &m);
 }
 
-static void
-control_send(struct worker_fd *wf, msgpack_sbuffer *sb)
+void
+control_send(struct worker_fd *wf, const msgpack_sbuffer *sb)
 {
 	if (ctl_send(&wf->ctl, sb, -1) == -1)
 		lws_set_timeout(wf->wsi, 1, LWS_TO_KILL_ASYNC);
@@ -64,37 +64,21 @@ control_send(struct worker_fd *wf, msgpack_sbuffer *sb)
 
 /* The reply to hello: the session, and what this worker does. */
 static void
-control_send_hello(struct worker_fd *wf, int64_t id)
+control_hello(void *arg, const msgpack_object *o, int *fds)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
+	struct proto_out	 m;
+	msgpack_packer		*pk = proto_begin(&m, PROTO_REPLY);
+	int64_t			 id = 0;
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 6);
-	mpack_kv_str(&pk, "type", "reply");
-	mpack_kv_int(&pk, "id", id);
-	mpack_kv_int(&pk, "status", 200);
-	mpack_kv_int(&pk, "proto", CTL_PROTO_VERSION);
-	mpack_kv_bool(&pk, "adoptAcks", 1);
-	mpack_str(&pk, "session");
-	worker_pack_session(&pk);
-	control_send(wf, &sb);
-	msgpack_sbuffer_destroy(&sb);
-}
-
-static void
-control_send_type(struct worker_fd *wf, const char *type)
-{
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 1);
-	mpack_kv_str(&pk, "type", type);
-	control_send(wf, &sb);
-	msgpack_sbuffer_destroy(&sb);
+	(void)fds;
+	(void)mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id);
+	mpack_kv_int(pk, "id", id);
+	mpack_kv_int(pk, "status", 200);
+	mpack_kv_int(pk, "proto", PROTO_VERSION);
+	mpack_kv_bool(pk, "adoptAcks", 1);
+	mpack_str(pk, "session");
+	worker_pack_session(pk);
+	control_send_msg(arg, &m);
 }
 
 /* The session ended without a front's delete (--exited-ttl): say so. */
@@ -102,10 +86,12 @@ void
 control_broadcast_gone(void)
 {
 	struct worker_fd	*wf, *next;
+	struct proto_out	 m;
 
 	for (wf = LIST_FIRST(&worker->controls); wf != NULL; wf = next) {
 		next = LIST_NEXT(wf, entry);
-		control_send_type(wf, "gone");
+		proto_begin(&m, PROTO_GONE);
+		control_send_msg(wf, &m);
 	}
 }
 
@@ -146,75 +132,107 @@ control_adopt_http(struct lws_vhost *vh, int fd, const msgpack_object *o)
 	return (lws_adopt_socket_vhost_readbuf(vh, fd, head, len));
 }
 
+/* A connection handed over: served from now on, and said so at once. */
 static void
-control_dispatch(struct worker_fd *wf, const msgpack_object *o, int fd)
+control_adopt(void *arg, const msgpack_object *o, int *fds)
 {
-	const msgpack_object	*type = mpack_get(o, "type");
-	const char		*data;
-	size_t			 len;
-	char			 why[256];
-	int64_t			 id = 0, cols, rows;
-	int			 status, signo;
+	struct proto_out	m;
+
+	if (control_adopt_http(worker->vh, fds[0], o) == NULL)
+		log_warnx("session %s: cannot adopt a connection", worker->id);
+	proto_begin(&m, PROTO_ADOPTED);
+	control_send_msg(arg, &m);
+}
+
+static int64_t
+control_id(const msgpack_object *o)
+{
+	int64_t	id = 0;
 
 	(void)mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id);
-	if (mpack_streq(type, "adopt")) {
-		if (fd != -1 && control_adopt_http(worker->vh, fd, o) == NULL)
-			log_warnx("session %s: cannot adopt a connection",
-			    worker->id);
-		control_send_type(wf, "adopted");
-		return;
-	}
-	if (fd != -1)
-		close(fd);
-	if (mpack_streq(type, "hello")) {
-		control_send_hello(wf, id);
-	} else if (mpack_streq(type, "info")) {
-		control_send_reply(wf, id, 200, NULL, NULL, 1);
-	} else if (mpack_streq(type, "signal")) {
-		if ((signo = signame_from_object(mpack_get(o, "signal"))) ==
-		    -1) {
-			control_send_reply(wf, id, 400, "bad_request",
-			    "unknown signal", 0);
-			return;
-		}
-		status = session_signal(signo, why, sizeof(why));
-		control_send_reply(wf, id, status, status == 204 ? NULL :
-		    control_code(status), why, 0);
-	} else if (mpack_streq(type, "input")) {
-		if (mpack_get_bin(o, "data", &data, &len) != 1) {
-			control_send_reply(wf, id, 400, "bad_request",
-			    "input needs data", 0);
-			return;
-		}
-		if (worker->inq.fd == -1 || worker->final || worker->inq.eof) {
-			control_send_reply(wf, id, 409, "conflict",
-			    "the session's input is closed", 0);
-			return;
-		}
-		if (session_input(data, len) == -1)
-			control_send_reply(wf, id, 503, "unavailable",
-			    "the session's input queue is full", 0);
-		else
-			control_send_reply(wf, id, 204, NULL, NULL, 0);
-	} else if (mpack_streq(type, "resize")) {
-		if (mpack_get_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) !=
-		    1 || mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX,
-		    &rows) != 1) {
-			control_send_reply(wf, id, 400, "bad_request",
-			    "resize needs cols and rows", 0);
-			return;
-		}
-		status = session_resize((int)cols, (int)rows, why,
-		    sizeof(why));
-		control_send_reply(wf, id, status, status == 204 ? NULL :
-		    control_code(status), why, 0);
-	} else if (mpack_streq(type, "delete")) {
-		session_delete(wf, id);
-	} else {
-		control_send_reply(wf, id, 400, "bad_request",
-		    "unknown control message", 0);
-	}
+	return (id);
 }
+
+/* A status of session.c as the reply, with its code and why. */
+static void
+control_status(struct worker_fd *wf, const msgpack_object *o, int status,
+    const char *why)
+{
+	control_send_reply(wf, control_id(o), status, status == 204 ? NULL :
+	    control_code(status), why, 0);
+}
+
+static void
+control_info(void *arg, const msgpack_object *o, int *fds)
+{
+	(void)fds;
+	control_send_reply(arg, control_id(o), 200, NULL, NULL, 1);
+}
+
+static void
+control_signal(void *arg, const msgpack_object *o, int *fds)
+{
+	char	why[256];
+	int	signo;
+
+	(void)fds;
+	if ((signo = signame_from_object(mpack_get(o, "signal"))) == -1)
+		control_status(arg, o, 400, "unknown signal");
+	else
+		control_status(arg, o, session_signal(signo, why, sizeof(why)),
+		    why);
+}
+
+static void
+control_input(void *arg, const msgpack_object *o, int *fds)
+{
+	const char	*data;
+	size_t		 len;
+
+	(void)fds;
+	if (mpack_get_bin(o, "data", &data, &len) != 1)
+		control_status(arg, o, 400, "input needs data");
+	else if (worker->inq.fd == -1 || worker->final || worker->inq.eof)
+		control_status(arg, o, 409, "the session's input is closed");
+	else if (session_input(data, len) == -1)
+		control_status(arg, o, 503,
+		    "the session's input queue is full");
+	else
+		control_status(arg, o, 204, NULL);
+}
+
+static void
+control_resize(void *arg, const msgpack_object *o, int *fds)
+{
+	char	why[256];
+	int64_t	cols, rows;
+
+	(void)fds;
+	if (mpack_get_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) != 1 ||
+	    mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX, &rows) != 1)
+		control_status(arg, o, 400, "resize needs cols and rows");
+	else
+		control_status(arg, o, session_resize((int)cols, (int)rows,
+		    why, sizeof(why)), why);
+}
+
+static void
+control_delete(void *arg, const msgpack_object *o, int *fds)
+{
+	(void)fds;
+	session_delete(arg, control_id(o));
+}
+
+/* What a session worker takes from the front: the allow-list. */
+static const struct proto_handler worker_dispatch_front[] = {
+	{ PROTO_HELLO, control_hello },
+	{ PROTO_INFO, control_info },
+	{ PROTO_SIGNAL, control_signal },
+	{ PROTO_INPUT, control_input },
+	{ PROTO_RESIZE, control_resize },
+	{ PROTO_DELETE, control_delete },
+	{ PROTO_ADOPT, control_adopt },
+};
 
 void
 control_read(struct worker_fd *wf)
@@ -228,7 +246,11 @@ control_read(struct worker_fd *wf)
 	}
 	msgpack_unpacked_init(&up);
 	while ((r = ctl_next(&wf->ctl, &up, &fd)) == 1)
-		control_dispatch(wf, &up.data, fd);
+		if (proto_dispatch(PROTO_FRONT_SESSION, worker_dispatch_front,
+		    PROTO_NHANDLERS(worker_dispatch_front), "the front", wf,
+		    &up.data, &fd, fd == -1 ? 0 : 1) == -1)
+			control_status(wf, &up.data, 400,
+			    "unknown control message");
 	msgpack_unpacked_destroy(&up);
 	if (r == -1) {
 		log_warnx("session %s: bad control frame", worker->id);

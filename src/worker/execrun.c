@@ -75,9 +75,9 @@ static const struct escalate_step execrun_ending[] = {
 static LIST_HEAD(, execrun) execruns = LIST_HEAD_INITIALIZER(execruns);
 
 static void
-execrun_send(struct ctl *c, msgpack_sbuffer *sb)
+execrun_send(struct ctl *c, struct proto_out *m)
 {
-	if (ctl_send(c, sb, -1) == -1)
+	if (proto_send(c, m, -1) == -1)
 		log_warnx("template: cannot answer the front");
 }
 
@@ -86,19 +86,14 @@ static void
 execrun_answer(struct ctl *c, int64_t id, int status, const char *code,
     const char *why)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
+	struct proto_out	 m;
+	msgpack_packer		*pk = proto_begin(&m, PROTO_SPAWNED);
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 5);
-	mpack_kv_str(&pk, "type", "spawned");
-	mpack_kv_int(&pk, "id", id);
-	mpack_kv_int(&pk, "status", status);
-	mpack_kv_str(&pk, "code", code);
-	mpack_kv_str(&pk, "message", why);
-	execrun_send(c, &sb);
-	msgpack_sbuffer_destroy(&sb);
+	mpack_kv_int(pk, "id", id);
+	mpack_kv_int(pk, "status", status);
+	mpack_kv_str(pk, "code", code);
+	mpack_kv_str(pk, "message", why);
+	execrun_send(c, &m);
 }
 
 /* A command that did not start: the front answers 422. */
@@ -122,19 +117,13 @@ execrun_pack_data(msgpack_packer *pk, const char *key,
 static void
 execrun_flush(struct ctl *c, struct execrun *e, struct execrun_pipe *p)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
+	struct proto_out	 m;
 
 	if (p->len == 0)
 		return;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 3);
-	mpack_kv_str(&pk, "type", "output");
-	mpack_kv_int(&pk, "id", e->id);
-	execrun_pack_data(&pk, p == &e->out ? "stdout" : "stderr", p);
-	execrun_send(c, &sb);
-	msgpack_sbuffer_destroy(&sb);
+	mpack_kv_int(proto_begin(&m, PROTO_OUTPUT), "id", e->id);
+	execrun_pack_data(&m.pk, p == &e->out ? "stdout" : "stderr", p);
+	execrun_send(c, &m);
 }
 
 static void
@@ -192,22 +181,17 @@ execrun_end_group(struct execrun *e)
 static void
 execrun_finish(struct ctl *c, struct execrun *e)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
+	struct proto_out	 m;
+	msgpack_packer		*pk = proto_begin(&m, PROTO_EXITED);
 
 	execrun_end_group(e);
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 7);
-	mpack_kv_str(&pk, "type", "exited");
-	mpack_kv_int(&pk, "id", e->id);
-	mpack_kv_int(&pk, "status", e->status);
-	mpack_kv_bool(&pk, "timedOut", e->timed_out);
-	mpack_kv_bool(&pk, "truncated", e->out.truncated || e->err.truncated);
-	execrun_pack_data(&pk, "stdout", &e->out);
-	execrun_pack_data(&pk, "stderr", &e->err);
-	execrun_send(c, &sb);
-	msgpack_sbuffer_destroy(&sb);
+	mpack_kv_int(pk, "id", e->id);
+	mpack_kv_int(pk, "status", e->status);
+	mpack_kv_bool(pk, "timedOut", e->timed_out);
+	mpack_kv_bool(pk, "truncated", e->out.truncated || e->err.truncated);
+	execrun_pack_data(pk, "stdout", &e->out);
+	execrun_pack_data(pk, "stderr", &e->err);
+	execrun_send(c, &m);
 	execrun_free(e);
 }
 

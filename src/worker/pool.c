@@ -45,13 +45,32 @@ pool_forget(void)
 	pool_n = 0;
 }
 
+static void
+pool_spawn(void *arg, const msgpack_object *o, int *fds)
+{
+	(void)arg;
+	worker_main(fds[0], o);
+}
+
+static void
+pool_stream(void *arg, const msgpack_object *o, int *fds)
+{
+	(void)arg;
+	stream_main(fds[0], o);
+}
+
+/* What a waiting worker takes from the template: the allow-list. */
+static const struct proto_handler waiting_dispatch_template[] = {
+	{ PROTO_SPAWN, pool_spawn },
+	{ PROTO_STREAM, pool_stream },
+};
+
 /* A waiting worker: block until the request that makes it what it is. */
 static void __attribute__((noreturn))
 pool_wait(int fd)
 {
 	struct ctl		 c;
 	msgpack_unpacked	 up;
-	const msgpack_object	*type;
 	int			 cfd;
 
 	setproctitle("waiting");
@@ -62,10 +81,10 @@ pool_wait(int fd)
 	/* up points into the frame: keep it, free the rest of c. */
 	pool_frame = ctl_take_frame(&c);
 	ctl_close(&c);
-	type = mpack_get(&up.data, "type");
-	if (mpack_streq(type, "stream"))
-		stream_main(cfd, &up.data);
-	worker_main(cfd, &up.data);
+	(void)proto_dispatch(PROTO_TEMPLATE_WAITING, waiting_dispatch_template,
+	    PROTO_NHANDLERS(waiting_dispatch_template), "the template", NULL,
+	    &up.data, &cfd, 1);
+	_exit(1);
 }
 
 /* Fork workers until the pool is full (or fork fails: try again later). */

@@ -316,26 +316,39 @@ template_fork(struct ctl *c, const msgpack_object *o, int fd, int stream)
 }
 
 static void
-template_dispatch(struct ctl *c, msgpack_unpacked *up, int *fds, int nfds)
+template_spawn(void *arg, const msgpack_object *o, int *fds)
 {
-	const msgpack_object	*o = &up->data, *type = mpack_get(o, "type");
-	int			 i;
-
-	if (mpack_streq(type, "spawn") && nfds == 1)
-		template_fork(c, o, fds[0], 0);
-	else if (mpack_streq(type, "stream") && nfds == 1)
-		template_fork(c, o, fds[0], 1);
-	else {
-		if (mpack_streq(type, "exec"))
-			execrun_start(c, o);
-		else if (mpack_streq(type, "kill"))
-			execrun_kill(o);
-		else
-			log_warnx("template: unexpected request");
-		for (i = 0; i < nfds; i++)
-			close(fds[i]);
-	}
+	template_fork(arg, o, fds[0], 0);
 }
+
+static void
+template_stream(void *arg, const msgpack_object *o, int *fds)
+{
+	template_fork(arg, o, fds[0], 1);
+}
+
+static void
+template_exec(void *arg, const msgpack_object *o, int *fds)
+{
+	(void)fds;
+	execrun_start(arg, o);
+}
+
+static void
+template_kill(void *arg, const msgpack_object *o, int *fds)
+{
+	(void)arg;
+	(void)fds;
+	execrun_kill(o);
+}
+
+/* What the template takes from the front: the allow-list. */
+static const struct proto_handler template_dispatch_front[] = {
+	{ PROTO_SPAWN, template_spawn },
+	{ PROTO_STREAM, template_stream },
+	{ PROTO_EXEC, template_exec },
+	{ PROTO_KILL, template_kill },
+};
 
 void
 template_main(int ctlfd, int use_cgroup)
@@ -416,7 +429,10 @@ template_main(int ctlfd, int use_cgroup)
 			if ((r = ctl_read(&c)) == 0 || r == -1)
 				break;
 			while ((r = ctl_nextv(&c, &up, fds, &nfds)) == 1)
-				template_dispatch(&c, &up, fds, nfds);
+				(void)proto_dispatch(PROTO_FRONT_TEMPLATE,
+				    template_dispatch_front,
+				    PROTO_NHANDLERS(template_dispatch_front),
+				    "the front", &c, &up.data, fds, nfds);
 			if (r == -1) {
 				log_warnx("template: bad frame from the front");
 				break;

@@ -121,23 +121,16 @@ void
 worker_broadcast_update(void)
 {
 	struct worker_fd	*c, *next;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
+	struct proto_out	 m;
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 2);
-	mpack_kv_str(&pk, "type", "update");
-	mpack_str(&pk, "session");
-	worker_pack_session(&pk);
+	mpack_str(proto_begin(&m, PROTO_UPDATE), "session");
+	worker_pack_session(&m.pk);
+	proto_finish(&m);
 	for (c = LIST_FIRST(&worker->controls); c != NULL; c = next) {
 		next = LIST_NEXT(c, entry);
-		if (ctl_send(&c->ctl, &sb, -1) == -1)
-			lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
-		else if (ctl_pending(&c->ctl))
-			rawio_writable(c->wsi);
+		control_send(c, &m.sb);
 	}
-	msgpack_sbuffer_destroy(&sb);
+	proto_free(&m);
 	worker->reported_bytes = ring_end(worker->ring);
 }
 
@@ -429,26 +422,20 @@ worker_signalfd(int term)
 static void
 worker_report(struct ctl *c, int status, const char *code, const char *msg)
 {
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
+	struct proto_out	 m;
+	msgpack_packer		*pk = proto_begin(&m, PROTO_CREATED);
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mpack_kv_int(pk, "status", status);
 	if (status == 201) {
-		msgpack_pack_map(&pk, 3);
-		mpack_kv_str(&pk, "type", "created");
-		mpack_kv_int(&pk, "status", status);
-		mpack_str(&pk, "session");
-		worker_pack_session(&pk);
+		mpack_str(pk, "session");
+		worker_pack_session(pk);
 	} else {
-		msgpack_pack_map(&pk, 4);
-		mpack_kv_str(&pk, "type", "created");
-		mpack_kv_int(&pk, "status", status);
-		mpack_kv_str(&pk, "code", code);
-		mpack_kv_str(&pk, "message", msg);
+		mpack_kv_str(pk, "code", code);
+		mpack_kv_str(pk, "message", msg);
 	}
-	(void)ctl_send_wait(c, &sb, -1);
-	msgpack_sbuffer_destroy(&sb);
+	proto_finish(&m);
+	(void)ctl_send_wait(c, &m.sb, -1);
+	proto_free(&m);
 	if (status != 201) {
 		if (worker->sockpath[0] != '\0')
 			(void)unlink(worker->sockpath);

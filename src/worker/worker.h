@@ -23,7 +23,7 @@
 #include <libwebsockets.h>
 #include <msgpack.h>
 
-#include "ctl.h"
+#include "proto.h"
 #include "inputq.h"
 #include "spawnreq.h"
 
@@ -359,6 +359,7 @@ void	control_send_reply(struct worker_fd *, int64_t id, int status,
 	    const char *code, const char *message, int with_session);
 void	control_closed(struct worker_fd *);
 void	control_broadcast_gone(void);
+void	control_send(struct worker_fd *, const msgpack_sbuffer *);
 
 /* client.c: attached WebSocket clients and log requests */
 int	client_callback(struct lws *, enum lws_callback_reasons, void *,

@@ -13,6 +13,7 @@ import os
 import select
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -356,6 +357,97 @@ class TestHostileWorkers(lt.DaemonPerTest):
             t.join(BOUND + 5)
         self.assertEqual(results, [204] * 40, results)
         self.assertGone(s["pid"])
+
+
+# A worker of a newer lodged (control protocol 99), as a process of its
+# own: it answers hello for session ID and prints every frame it gets.
+FAKE_WORKER = r"""
+import msgpack, os, socket, struct, sys
+path, sid = sys.argv[1], sys.argv[2]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(8)
+print("ready", flush=True)
+def frames(c):
+    buf = b""
+    while True:
+        d = c.recv(65536)
+        if not d:
+            return
+        buf += d
+        while len(buf) >= 4 and len(buf) >= 4 + struct.unpack(">I", buf[:4])[0]:
+            n = struct.unpack(">I", buf[:4])[0]
+            yield msgpack.unpackb(buf[4:4 + n])
+            buf = buf[4 + n:]
+while True:
+    c, _ = srv.accept()
+    print("connection", flush=True)
+    if c.recv(1) != b"\0":
+        c.close()
+        continue
+    for m in frames(c):
+        print("frame", m.get("type"), m.get("proto"), flush=True)
+        if m.get("type") == "hello":
+            r = msgpack.packb({"type": "reply", "id": m["id"],
+                "status": 200, "proto": 99, "adoptAcks": True,
+                "session": {"id": sid, "name": "newer", "pid": 0,
+                            "state": "running", "user": "root"}})
+            c.sendall(struct.pack(">I", len(r)) + r)
+    c.close()
+"""
+
+
+class TestNewerWorker(lt.DaemonPerTest):
+    """lodged.8 "Restarts": a front refuses a worker that speaks a newer
+    control protocol than its own: it logs it, sends it nothing more, lists
+    the session as not responding, answers calls on it with 503 naming the
+    versions, and leaves it running until a DELETE ends it."""
+
+    def test_newer_worker_is_refused_and_left_running(self):
+        sid = "f00dfeedf00dfeedf00dfeedf00dfeed"
+        self.d.kill9()
+        fake = subprocess.Popen(
+            ["/usr/bin/python3", "-c", FAKE_WORKER,
+             self.d.session_sock(sid), sid],
+            stdout=subprocess.PIPE, text=True)
+        self.addCleanup(fake.stdout.close)
+        self.addCleanup(fake.wait)
+        self.addCleanup(lambda: fake.poll() is None and fake.kill())
+        lines = []
+
+        def read_lines():
+            for line in fake.stdout:
+                lines.append(line.split())
+        self.assertEqual(fake.stdout.readline(), "ready\n")
+        threading.Thread(target=read_lines, daemon=True).start()
+        self.d.restart()
+        wait_for(lambda: "control protocol 99, newer than this lodged's"
+                 in lt.read_text(self.d.logpath),
+                 timeout=BOUND, what="the refusal in the log")
+        r = self.d.json("GET", "/v1/sessions")
+        mine = [x for x in r["sessions"] if x["id"] == sid]
+        self.assertEqual(len(mine), 1, r)
+        self.assertFalse(mine[0]["responsive"])
+        for method, path, body in (
+                ("POST", sess_path(sid, "/input"), {"data": "x"}),
+                ("POST", sess_path(sid, "/signal"), {"signal": "INT"}),
+                ("POST", sess_path(sid, "/resize"), {"cols": 9, "rows": 9}),
+                ("GET", sess_path(sid, "/log"), None)):
+            r = self.d.request(method, path, body)
+            self.assertEqual(r.status, 503, (path, r.body))
+            self.assertIn(b"control protocol 99", r.body)
+        r = self.d.request("GET", sess_path(sid))
+        self.assertEqual(r.status, 200)
+        self.assertFalse(r.json()["responsive"])
+        # It was asked who it is, with the front's version, and nothing else.
+        self.assertEqual(lines, [["connection"], ["frame", "hello", "1"]])
+        self.assertIsNone(fake.poll())
+        self.assertTrue(os.path.exists(self.d.session_sock(sid)))
+        # DELETE ends it by its pid, as any silent worker.
+        r = self.d.request("DELETE", sess_path(sid), timeout=BOUND + 20)
+        self.assertEqual(r.status, 204, r.body)
+        self.assertIsNotNone(fake.wait(timeout=BOUND))
+        self.assertFalse(os.path.exists(self.d.session_sock(sid)))
 
 
 if __name__ == "__main__":

@@ -270,6 +270,7 @@ ctl_nextv(struct ctl *c, msgpack_unpacked *up, int *fds, int *nfds)
 	if ((c->frame = malloc(n)) == NULL)
 		return (-1);
 	memcpy(c->frame, c->rbuf + 4, n);
+	c->frame_len = n;
 	memmove(c->rbuf, c->rbuf + 4 + n, c->rlen - 4 - n);
 	c->rlen -= 4 + n;
 	msgpack_unpacked_destroy(up);

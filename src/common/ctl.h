@@ -42,6 +42,7 @@ struct ctl {
 	size_t			 rlen;
 	size_t			 rcap;
 	char			*frame;		/* the last frame ctl_next took */
+	size_t			 frame_len;
 	int			 fds[CTL_FDS_MAX];
 	int			 nfds;
 	pid_t			 peer_pid;	/* sender of the last bytes read,

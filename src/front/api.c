@@ -369,7 +369,9 @@ api_create(struct conn *c)
 		goto done;
 	}
 	registry_set_buffer(s, req.buffer_size);
+	c->reqid = registry_next_id();
 	pk = proto_begin(&m, PROTO_SPAWN);
+	mpack_kv_int(pk, "reqid", c->reqid);
 	front_pack_limits(pk);
 	mpack_kv_str(pk, "id", id);
 	mpack_kv_str(pk, "rundir", front->conf.rundir);

@@ -761,17 +761,18 @@ registry_created(void *arg, const msgpack_object *o, int *fds)
 {
 	struct session	*s = arg;
 	struct conn	*c;
-	int64_t		 status = 500;
+	int64_t		 status = 500, id = 0;
 
 	(void)fds;
 	registry_update(s, mpack_get(o, "session"));
 	(void)mpack_get_int(o, "status", 100, 599, &status);
+	(void)mpack_get_int(o, "id", 1, INT64_MAX, &id);
 	if (status == 201 && s->json != NULL && !s->ready) {
 		registry_set_ready(s);
 		record_write(s);
 	}
 	LIST_FOREACH(c, &s->waiters, wait_entry)
-		if (c->creating)
+		if (c->creating && c->reqid == id)
 			break;
 	if (c != NULL) {
 		registry_cancel(c);

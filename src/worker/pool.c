@@ -119,22 +119,19 @@ pool_fill(void)
 }
 
 /*
- * Hand a spawn or stream request (o, with the connection fd) to a waiting
- * worker: its pid when one took it (fd is then closed here), -1 when none
- * could (fd untouched: the caller forks).
+ * Hand a spawn or stream request (the frame the front sent, as it came,
+ * with the connection fd) to a waiting worker: its pid when one took it
+ * (fd is then closed here), -1 when none could (fd untouched: the caller
+ * forks).
  */
 pid_t
-pool_take(const msgpack_object *o, int fd)
+pool_take(const struct ctl *from, int fd)
 {
-	struct ctl	c;
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
-	int		dup, r;
+	const msgpack_sbuffer	sb = { .size = from->frame_len,
+				    .data = from->frame };
+	struct ctl		c;
+	int			dup, r = -1;
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_object(&pk, *o);
-	r = -1;
 	while (r == -1 && pool_n > 0) {
 		pool_n--;
 		if ((dup = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
@@ -144,7 +141,6 @@ pool_take(const msgpack_object *o, int fd)
 		r = ctl_send_wait(&c, &sb, dup);
 		ctl_close(&c);
 	}
-	msgpack_sbuffer_destroy(&sb);
 	if (r != 0)
 		return (-1);
 	close(fd);

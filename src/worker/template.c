@@ -281,7 +281,6 @@ template_fork(struct ctl *c, const msgpack_object *o, int fd, int stream)
 	pid_t	pid;
 	int64_t	peer = -1, max = 0;
 
-	(void)c;
 	if (fd == -1) {
 		log_warnx("template: request without a descriptor");
 		return;
@@ -297,7 +296,7 @@ template_fork(struct ctl *c, const msgpack_object *o, int fd, int stream)
 			return;
 		}
 	}
-	if ((pid = pool_take(o, fd)) == -1) {
+	if ((pid = pool_take(c, fd)) == -1) {
 		switch (pid = fork()) {
 		case -1:
 			log_warn("template: fork");

@@ -425,6 +425,7 @@ worker_report(struct ctl *c, int status, const char *code, const char *msg)
 	struct proto_out	 m;
 	msgpack_packer		*pk = proto_begin(&m, PROTO_CREATED);
 
+	mpack_kv_int(pk, "id", worker->spawn_id);
 	mpack_kv_int(pk, "status", status);
 	if (status == 201) {
 		mpack_str(pk, "session");
@@ -508,6 +509,7 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	int			 fd, sfd;
 
 	ctl_init(c, ctlfd);
+	(void)mpack_get_int(o, "reqid", 1, INT64_MAX, &worker->spawn_id);
 	if (mpack_strcpy(mpack_get(o, "id"), worker->id,
 	    sizeof(worker->id)) == -1 ||
 	    mpack_strcpy(mpack_get(o, "rundir"), worker->rundir,

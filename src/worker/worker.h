@@ -197,6 +197,7 @@ struct http_req {
 
 struct worker {
 	char			 id[WORKER_ID_MAX];
+	int64_t			 spawn_id;	/* the request "created" answers */
 	char			 rundir[512];
 	char			 sockpath[600];
 	struct spawnreq		 req;
@@ -266,7 +267,7 @@ void	template_sweep_later(void);
 
 /* pool.c: workers forked ahead of need */
 void	pool_fill(void);
-pid_t	pool_take(const msgpack_object *, int fd);
+pid_t	pool_take(const struct ctl *, int fd);
 void	pool_reaped(pid_t);
 void	pool_forget(void);
 

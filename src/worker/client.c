@@ -264,14 +264,24 @@ client_writeable(struct client *cl)
 	uint64_t		 end = ring_end(worker->ring);
 	int			 rc;
 
+	/*
+	 * lws sends our close frame and calls us again while it waits for
+	 * the client's: -1 then would reset the socket at once, over what
+	 * the client is still sending, and the client would lose the close
+	 * (as stream_writeable() says).
+	 */
+	if (cl->close_queued)
+		return (0);
 	txhold_writeable(&cl->tx);
 	if (cl->closing == 2) {
 		lws_close_reason(cl->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION,
 		    (unsigned char *)"client does not read", 20);
+		cl->close_queued = 1;
 		return (-1);
 	}
 	if (cl->sent_exit) {
 		lws_close_reason(cl->wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+		cl->close_queued = 1;
 		return (-1);
 	}
 	if (!cl->sent_attached) {
@@ -294,6 +304,7 @@ client_writeable(struct client *cl)
 		/* Its payload_too_large went first. */
 		lws_close_reason(cl->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
 		    (unsigned char *)"message too big", 15);
+		cl->close_queued = 1;
 		return (-1);
 	}
 	if (cl->off < start) {
@@ -491,7 +502,7 @@ client_receive(struct client *cl, struct lws *wsi, const void *in, size_t len)
 	rc = wsrx_take(&cl->rx, wsi, in, len, worker_limits.msg_max,
 	    &client_rx_ops, cl);
 	if (rc == WSRX_TOO_BIG)
-		cl->closing = 3;	/* nothing more is read */
+		cl->closing = 3;	/* what follows is dropped */
 	return (rc == WSRX_NOMEM ? -1 : 0);
 }
 

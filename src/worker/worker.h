@@ -33,7 +33,6 @@
 #define WORKER_INPUT_MAX	INPUTQ_REST
 #define WORKER_CLIENT_INPUT	INPUTQ_CLIENT
 #define CLIENT_RXFLOW_INPUT	(1 << 1)	/* rx flow: input queue full */
-#define CLIENT_RXFLOW_CLOSING	(1 << 3)	/* rx flow: closing with 1009 */
 #define WORKER_DRAIN_MS		250	/* grandchildren holding output */
 /*
  * The most one read of a PTY master gives (the tty layer's buffer): a
@@ -180,6 +179,7 @@ struct client {
 	int			 sent_live;
 	int			 sent_exit;
 	int			 closing;
+	int			 close_queued;	/* our close frame is lws's */
 	STAILQ_HEAD(, client_msg) msgs;
 	size_t			 nmsgs;
 	struct wsrx		 rx;

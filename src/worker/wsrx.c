@@ -3,8 +3,8 @@
  *
  * A message comes in fragments and lws may split each; the pieces are
  * kept until the last one, and a message that fits in one piece is not
- * copied at all.  A message larger than the limit gets an error and ends
- * the reading of the connection (the caller closes it with 1009); a text
+ * copied at all.  A message larger than the limit gets an error, and the
+ * caller closes the connection with 1009 and drops what follows; a text
  * message is read to its end and refused whole.
  */
 #include <stdlib.h>
@@ -20,11 +20,14 @@ wsrx_take(struct wsrx *rx, struct lws *wsi, const void *in, size_t len,
 	int		 final = lws_is_final_fragment(wsi);
 
 	if (rx->len + len > max) {
-		/* The error goes first, then the 1009 close. */
+		/*
+		 * The error goes first, then the 1009 close.  Reading goes
+		 * on (the caller drops the rest), so that lws reads the
+		 * client's close in answer and no unread bytes reset the
+		 * socket under a client still sending.
+		 */
 		ops->error(arg, "payload_too_large", "message larger than "
 		    "limits.maxMessageBytes");
-		lws_rx_flow_control(wsi, LWS_RXFLOW_REASON_APPLIES_DISABLE |
-		    CLIENT_RXFLOW_CLOSING);
 		return (WSRX_TOO_BIG);
 	}
 	if (!lws_frame_is_binary(wsi))

@@ -13,8 +13,10 @@ Run: LODGED=$PWD/lodged /usr/bin/python3 tests/integration/test_badinput_more.py
 """
 
 import asyncio
+import base64
 import json
 import os
+import socket
 import struct
 import sys
 import time
@@ -698,6 +700,78 @@ class TestBadInputMore(lt.DaemonPerClass):
         finally:
             await c.close()
             await other.close()
+        self.assertEqual(self.get(s["id"])["state"], "running")
+        self.assertCounterOK()
+
+    def _raw_ws(self, path):
+        """A WebSocket by hand: the socket, after the 101's head."""
+        sock = socket.create_connection(("127.0.0.1", self.d.port), 10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      "Authorization: Bearer %s\r\nUpgrade: websocket\r\n"
+                      "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+                      "Sec-WebSocket-Version: 13\r\n\r\n"
+                      % (path, self.d.token, key)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            got = sock.recv(4096)
+            self.assertTrue(got, "no 101: %r" % head)
+            head += got
+        self.assertTrue(head.startswith(b"HTTP/1.1 101"), head)
+        return sock, head.split(b"\r\n\r\n", 1)[1]
+
+    @staticmethod
+    def _frame(opcode, fin, payload):
+        mask = os.urandom(4)
+        n = len(payload)
+        head = bytes([(0x80 if fin else 0) | opcode])
+        if n < 126:
+            head += bytes([0x80 | n])
+        elif n < 65536:
+            head += bytes([0x80 | 126]) + struct.pack(">H", n)
+        else:
+            head += bytes([0x80 | 127]) + struct.pack(">Q", n)
+        body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        return head + mask + body
+
+    async def test_websocket_oversize_close_handshake(self):
+        """An oversize message, sent whole before reading a byte: lodged
+        answers 1009 and then waits for the client's close, reading and
+        dropping the rest, instead of closing over unread bytes (which
+        resets the socket, and a client still writing loses the close)."""
+        d = self.d
+        s = self.create({"args": ["cat"]})
+        for what, path in (("session", sess_path(s["id"], "/attach")),
+                           ("exec stream", "/v1/exec/stream")):
+            with self.case("websocket", "oversize, then the close "
+                           "handshake: " + what):
+                sock, early = self._raw_ws(path)
+                try:
+                    chunk = bytes(65536)
+                    data = self._frame(2, False, chunk)
+                    for _ in range(16):
+                        data += self._frame(0, False, chunk)
+                    sock.sendall(data + self._frame(0, True, b""))
+                    # a second's grace: lodged's close frame, no EOF
+                    got, deadline = early, time.monotonic() + 1
+                    sock.settimeout(0.2)
+                    while time.monotonic() < deadline:
+                        try:
+                            b = sock.recv(65536)
+                        except socket.timeout:
+                            continue
+                        self.assertTrue(b, "closed before the client's "
+                                        "close; had %r" % got[-40:])
+                        got += b
+                    self.assertIn(b"payload_too_large", got)
+                    self.assertIn(b"\x88\x11\x03\xf1message too big", got)
+                    # our close in answer: then lodged closes
+                    sock.sendall(self._frame(8, True, b"\x03\xf1"))
+                    sock.settimeout(10)
+                    while sock.recv(65536):
+                        pass
+                finally:
+                    sock.close()
         self.assertEqual(self.get(s["id"])["state"], "running")
         self.assertCounterOK()
 

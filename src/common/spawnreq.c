@@ -40,6 +40,7 @@ static const struct field spawnreq_stream_fields[] = {
 	SPAWNREQ_COMMON_FIELDS,
 	{ "tty", FIELD_BOOL, NULL },
 	{ "timeoutSeconds", FIELD_NUM, NULL },
+	{ "clientCloses", FIELD_BOOL, NULL },
 	{ "stdin", FIELD_REFUSED, "does not apply to an exec stream: send "
 	    "stdin messages" },
 	{ "encoding", FIELD_REFUSED, "does not apply to an exec stream: "
@@ -322,6 +323,9 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 	r->rows = 24;
 	if (spawnreq_bool(o, r->kind == SPAWN_STREAM ? "tty" : "pty", &r->pty,
 	    why, whylen) == -1)
+		return (-1);
+	if (r->kind == SPAWN_STREAM && spawnreq_bool(o, "clientCloses",
+	    &r->client_closes, why, whylen) == -1)
 		return (-1);
 	if ((rc = spawnreq_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &n, why,
 	    whylen)) == -1)

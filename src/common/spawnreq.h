@@ -39,6 +39,7 @@ struct spawnreq {
 	size_t		 nenv;
 	char		 user[SPAWNREQ_USER_MAX + 1];	/* "" when none */
 	int		 pty;		/* pty (sessions) or tty (streams) */
+	int		 client_closes;	/* stream: the client closes after exit */
 	int		 cols;
 	int		 rows;
 	size_t		 buffer_size;

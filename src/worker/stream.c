@@ -37,6 +37,7 @@
 
 #define STREAM_CHUNK		(256 * 1024)
 #define STREAM_START_SECS	30	/* for the start message */
+#define STREAM_CLIENT_CLOSE_S	10	/* clientCloses: its close after exit */
 
 enum stream_fd_kind {
 	SFD_OUT,
@@ -91,12 +92,16 @@ static struct {
 	size_t			 msglen[16];
 	int			 nmsgs;
 	int			 close_after_msgs;	/* 1000, or 1009 */
-	int			 closing;	/* our close frame is queued */
+	int			 closing;	/* 1: our close frame is queued,
+					   2: the client's is awaited */
+	int			 client_closes;	/* after exit, the client closes */
+	int			 client_late;	/* and has not in time */
 	double			 timeout;
 	lws_sorted_usec_list_t	 sul_start;
 	lws_sorted_usec_list_t	 sul_timeout;
 	lws_sorted_usec_list_t	 sul_drain;
 	lws_sorted_usec_list_t	 sul_kill;
+	lws_sorted_usec_list_t	 sul_client_close;
 } st;
 
 /* The connection dropped (HUP) or the timeout came (TERM), then KILL. */
@@ -194,6 +199,16 @@ stream_end_group(void)
 			;
 		usleep(10000);
 	}
+}
+
+/* clientCloses, and the client did not close in time: we do. */
+static void
+stream_client_close_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	st.client_late = 1;
+	if (st.ws != NULL)
+		lws_callback_on_writable(st.ws);
 }
 
 static void
@@ -566,6 +581,7 @@ stream_start(const msgpack_object *o)
 	contain_close_procs(&st.group);
 	st.started = 1;
 	st.tty = req.pty;
+	st.client_closes = req.client_closes;
 	st.pid = ch.pid;
 	st.timeout = req.timeout;
 	if (ch.master != -1) {
@@ -713,6 +729,11 @@ stream_writeable(void)
 	 * (eof, say) is still in flight then fails its write and drops the
 	 * connection without reading the exit message already sent: 1006.
 	 */
+	if (st.closing == 2 && st.client_late) {
+		st.closing = 1;
+		lws_close_reason(st.ws, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+		return (-1);
+	}
 	if (st.closing)
 		return (0);
 	txhold_writeable(&st.tx);
@@ -729,6 +750,19 @@ stream_writeable(void)
 		}
 		stream_wake();
 		return (rc < 0 ? -1 : 0);
+	}
+	if (st.sent_exit && !st.close_after_msgs && st.client_closes) {
+		/*
+		 * The client closes once it has read the exit message, which
+		 * a client that reads slowly (a browser's WebSocketStream)
+		 * may not have done when a close of ours reaches it.  If it
+		 * does not within STREAM_CLIENT_CLOSE_S, we close.
+		 */
+		st.closing = 2;
+		lws_sul_schedule(st.ctx, 0, &st.sul_client_close,
+		    stream_client_close_cb,
+		    (lws_usec_t)STREAM_CLIENT_CLOSE_S * LWS_US_PER_SEC);
+		return (0);
 	}
 	if (st.close_after_msgs || st.sent_exit) {
 		st.closing = 1;

@@ -454,6 +454,34 @@ class TestExecStream(StreamMixin, lt.DaemonPerClass):
                              (body, ex))
             self.assertIs(ex["timedOut"], False, ex)
 
+    async def test_client_closes_after_exit(self):
+        """clientCloses: after the exit message lodged waits for the
+        client's close (a slow reader's queue is not cut off by ours);
+        without it lodged closes at once; a client that never closes is
+        closed with 1000 after 10 s."""
+        c, _ = await self.start({"args": ["echo", "hi"],
+                                 "clientCloses": True})
+        await c.recv_type("exit")
+        with self.assertRaises(asyncio.TimeoutError):
+            await c.recv(2)
+        self.assertFalse(c.closed)
+        await asyncio.wait_for(c.ws.close(), 10)
+        self.assertEqual(c.ws.close_code, 1000)
+        c, _ = await self.start({"args": ["echo", "hi"]})
+        await c.recv_type("exit")
+        code, seen = await c.expect_close(10)
+        self.assertEqual(code, 1000, seen)
+        c, _ = await self.start({"args": ["true"], "clientCloses": True})
+        await c.recv_type("exit")
+        code, seen = await c.expect_close(30)
+        self.assertEqual(code, 1000, seen)
+        c = await self.open_stream(label="bad clientCloses")
+        await c.send({"type": "start", "args": ["true"],
+                      "clientCloses": "yes"})
+        m = await c.recv()
+        self.assertEqual((m["type"], m["code"]), ("error", "bad_request"), m)
+        self.assertIn("clientCloses", m["message"])
+
     async def test_timeout(self):
         t0 = time.monotonic()
         c, pid = await self.start({"args": ["sleep", "100"],

@@ -65,6 +65,9 @@ export class ExecStream extends StreamBase<ExitInfo> {
         return;
       case 'exit':
         this.exit = { code: m.exitCode, signal: m.signal, timedOut: m.timedOut ?? false };
+        // clientCloses: the daemon waits for this close, so nothing the
+        // socket still held before the exit is cut off by the daemon's
+        this.conn?.close();
         return;
       case 'error':
         if (!this.isStarted) {
@@ -112,5 +115,6 @@ export function startMessage(o: ExecStreamOptions): Uint8Array {
     tty: o.tty,
     cols: o.cols,
     rows: o.rows,
+    clientCloses: true,
   });
 }

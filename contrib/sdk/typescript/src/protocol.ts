@@ -51,6 +51,7 @@ export interface StartFields {
   tty?: boolean | undefined;
   cols?: number | undefined;
   rows?: number | undefined;
+  clientCloses?: boolean | undefined;
 }
 
 const encoder = new Encoder({ ignoreUndefined: true });
@@ -61,7 +62,18 @@ export function encodeMessage(m: ClientMessage): Uint8Array {
 }
 
 /** The start fields in the canonical order (type, then as lodge-protocol(7) lists them). */
-const START_ORDER = ['command', 'args', 'workDir', 'env', 'user', 'timeoutSeconds', 'tty', 'cols', 'rows'] as const;
+const START_ORDER = [
+  'command',
+  'args',
+  'workDir',
+  'env',
+  'user',
+  'timeoutSeconds',
+  'tty',
+  'cols',
+  'rows',
+  'clientCloses',
+] as const;
 
 /** An exec stream's start message: only the fields set, in the canonical order. */
 export function encodeStart(f: StartFields): Uint8Array {

@@ -18,7 +18,6 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * Every Java example of the two seed documents, as written: each class of
@@ -200,15 +199,14 @@ class SeedsTest {
 		new Run("ExecSignals").finish(60);
 	}
 
-	/** The seed documents, where the tree's shared/ sits beside it. */
+	/** The seed documents: $LODGE_SEEDS, or the tree's copy in tests/sdk/seeds. */
 	private static String seeds() throws IOException {
 		List<Path> dirs = new ArrayList<>();
 		String env = System.getenv("LODGE_SEEDS");
 		if (env != null)
 			dirs.add(Path.of(env));
 		Path top = Path.of("").toAbsolutePath().getParent().getParent().getParent();
-		dirs.add(top.resolveSibling("shared").resolve("seeds"));
-		dirs.add(top.getParent().resolveSibling("shared").resolve("seeds"));
+		dirs.add(top.resolve("tests").resolve("sdk").resolve("seeds"));
 		StringBuilder b = new StringBuilder();
 		for (Path d : dirs) {
 			if (!Files.isDirectory(d))
@@ -229,7 +227,7 @@ class SeedsTest {
 	@Test
 	void seedFilesAreTheSeeds() throws IOException {
 		String seeds = seeds();
-		Assumptions.assumeTrue(seeds != null, "the seed documents are not beside the tree");
+		assertNotNull(seeds, "no seed documents in tests/sdk/seeds");
 		String norm = squeeze(seeds);
 		try (var l = Files.list(SRC)) {
 			for (Path f : (Iterable<Path>) l::iterator) {

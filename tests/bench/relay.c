@@ -220,11 +220,34 @@ relay_output(int fd, int master, uint64_t *off, unsigned char *out,
 	return (relay_send_all(fd, out + 4 - hl, o.len + hl));
 }
 
+/* One epoll set reading a and b, or -1. */
+static int
+relay_epoll(int a, int b)
+{
+	struct epoll_event	ev;
+	int			ep;
+
+	if ((ep = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		return (-1);
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = a;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, a, &ev) == -1)
+		goto fail;
+	ev.data.fd = b;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, b, &ev) == -1)
+		goto fail;
+	return (ep);
+fail:
+	close(ep);
+	return (-1);
+}
+
 static void __attribute__((noreturn))
 relay_serve(int lfd, int master)
 {
 	static unsigned char	 in[RELAY_BUF], out[RELAY_BUF + 64];
-	struct epoll_event	 ev, evs[2];
+	struct epoll_event	 evs[2];
 	msgpack_unpacked	 up;
 	uint64_t		 off = 0;
 	size_t			 inlen = 0;
@@ -240,14 +263,7 @@ relay_serve(int lfd, int master)
 	(void)fcntl(fd, F_SETFL, O_NONBLOCK);
 	(void)fcntl(master, F_SETFL, O_NONBLOCK);
 	msgpack_unpacked_init(&up);
-	if ((ep = epoll_create1(EPOLL_CLOEXEC)) == -1)
-		_exit(1);
-	ev.events = EPOLLIN;
-	ev.data.fd = fd;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == -1)
-		_exit(1);
-	ev.data.fd = master;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, master, &ev) == -1)
+	if ((ep = relay_epoll(fd, master)) == -1)
 		_exit(1);
 	for (;;) {
 		if ((k = epoll_wait(ep, evs, 2, -1)) == -1) {
@@ -340,7 +356,7 @@ int
 relay_client(int argc, char **argv)
 {
 	static unsigned char	 in[RELAY_BUF];
-	struct epoll_event	 ev, evs[2];
+	struct epoll_event	 evs[2];
 	struct termios		 tio;
 	struct ws		 w;
 	msgpack_sbuffer		 sb;
@@ -354,14 +370,7 @@ relay_client(int argc, char **argv)
 		(void)tcsetattr(0, TCSANOW, &tio);
 	}
 	msgpack_sbuffer_init(&sb);
-	if ((ep = epoll_create1(EPOLL_CLOEXEC)) == -1)
-		return (1);
-	ev.events = EPOLLIN;
-	ev.data.fd = 0;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, 0, &ev) == -1)
-		return (1);
-	ev.data.fd = w.fd;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, w.fd, &ev) == -1)
+	if ((ep = relay_epoll(0, w.fd)) == -1)
 		return (1);
 	/* the handshake's read may have taken the first messages too */
 	if (relay_client_output(&w) == -1)

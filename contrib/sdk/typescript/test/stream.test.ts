@@ -50,6 +50,15 @@ test('stream.basic: callbacks, contiguous offsets, done after the last callback'
   assert.equal(next, 6);
 });
 
+test('stream.client_closes: done comes from the SDK closing after the exit, not from lodged giving up', async () => {
+  // The SDK starts with clientCloses, so lodged waits up to 10 s for the
+  // client's close after the exit message; done must not wait for that.
+  const t0 = Date.now();
+  const exit = await sandbox.execStream({ command: 'true' }).done;
+  assert.equal(exit.code, 0);
+  assert.ok(Date.now() - t0 < 5000, `done took ${Date.now() - t0} ms`);
+});
+
 test('stream.exit_code', async () => {
   const exit = await sandbox.execStream({ command: 'exit 5' }).done;
   assert.deepEqual([exit.code, exit.signal], [5, null]);

@@ -125,6 +125,16 @@ double	 floor_pipe_c2c(uint64_t total, size_t blk);
 double	 floor_tcp_c2c(uint64_t total, size_t blk);
 double	 floor_pty_cmd(const char *cmd, uint64_t expect);
 void	 floor_pty_keys(const char *cmd, struct samples *, int n);
+
+/* A command on a PTY of the bench's, typed into (floor.c). */
+struct pty_term {
+	int	master;
+	pid_t	pid;
+};
+void	 pty_term_open(struct pty_term *, const char *cmd);
+void	 pty_term_keys(struct pty_term *, struct samples *, int n, int warm);
+void	 pty_term_close(struct pty_term *);
+
 void	 floor_tcp_echo(struct samples *, int n);
 void	 floor_tcp_fetch(struct samples *, int n, size_t bytes);
 int	 floor_listen(int *port);
@@ -187,7 +197,7 @@ void	 write_sessions_dat(const char *outdir);
 void	 exec_latency(struct http *, struct samples *, int n);
 double	 exec_stream(char *const argv[], uint64_t *bytes, long *hwm_kb);
 void	 keystroke_session(struct http *, struct ws *);
-void	 keystrokes(struct ws *, struct samples *, int n);
+void	 keystrokes(struct ws *, struct samples *, int n, int warm);
 int	 sdk_figures(int argc, char **argv);
 extern char	 bench_workdir[256];
 

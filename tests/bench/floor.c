@@ -256,30 +256,37 @@ floor_pty_cmd(const char *cmd, uint64_t expect)
 	return ((t - t0) / 1e3);
 }
 
-/*
- * One-byte round trips through cmd on a fresh PTY, from its ready mark R
- * on: each byte written is timed to its echo (other bytes are skipped).
- */
+/* cmd on a fresh PTY, up to its ready mark R. */
 void
-floor_pty_keys(const char *cmd, struct samples *s, int n)
+pty_term_open(struct pty_term *t, const char *cmd)
 {
-	unsigned char	c, r;
-	int		m, i;
-	pid_t		pid;
-	double		t0;
+	unsigned char	r;
 
-	pid = floor_pty_start(cmd, &m, NULL);
+	t->pid = floor_pty_start(cmd, &t->master, NULL);
 	do {
-		if (read_retry(m, &r, 1) != 1)
+		if (read_retry(t->master, &r, 1) != 1)
 			fatalx("pty keys: no ready mark");
 	} while (r != 'R');
-	for (i = -100; i < n; i++) {
+}
+
+/*
+ * n one-byte round trips on t after warm untimed ones: each byte written
+ * is timed to its echo in ms (other bytes are skipped).
+ */
+void
+pty_term_keys(struct pty_term *t, struct samples *s, int n, int warm)
+{
+	unsigned char	c, r;
+	int		i;
+	double		t0;
+
+	for (i = -warm; i < n; i++) {
 		c = (unsigned char)('a' + (i & 15));
 		t0 = now_ms();
-		if (write(m, &c, 1) != 1)
+		if (write(t->master, &c, 1) != 1)
 			fatalx("pty keys: write %d failed", i);
 		do {
-			if (read_retry(m, &r, 1) != 1)
+			if (read_retry(t->master, &r, 1) != 1)
 				fatalx("pty keys: no echo of %d", i);
 		} while (r != c);
 		if (i >= 0)
@@ -287,9 +294,25 @@ floor_pty_keys(const char *cmd, struct samples *s, int n)
 		if ((i & 1023) == 0)
 			check_interrupt();
 	}
-	close(m);
-	(void)kill(pid, SIGKILL);
-	wait_pid(pid, NULL);
+}
+
+void
+pty_term_close(struct pty_term *t)
+{
+	close(t->master);
+	(void)kill(t->pid, SIGKILL);
+	wait_pid(t->pid, NULL);
+}
+
+/* One-byte round trips through cmd on a fresh PTY (ms). */
+void
+floor_pty_keys(const char *cmd, struct samples *s, int n)
+{
+	struct pty_term	t;
+
+	pty_term_open(&t, cmd);
+	pty_term_keys(&t, s, n, 100);
+	pty_term_close(&t);
 }
 
 /* One-byte round trips to a forked echo server over loopback TCP. */

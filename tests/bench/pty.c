@@ -9,7 +9,7 @@
  * of `lodge attach`.  Floor: the same echo through relay.c, a minimal
  * epoll relay with the same WebSocket framing and messages (for the CLI's
  * terminal, typed into relay.c's minimal terminal client), measured in the
- * same run.
+ * same run; the relay, the session and the exec stream in turns.
  * B5: connect to `live` on a session whose 1 MiB ring is full.  Floor:
  * connect and fetch 1 MiB over loopback TCP.
  */
@@ -138,11 +138,11 @@ keystroke_session(struct http *h, struct ws *w)
 }
 
 /*
- * n one-byte stdin messages on w (a keystroke session), each timed to its
- * echo in us, after 100 untimed ones.
+ * nrt one-byte stdin messages on w (a keystroke session), each timed to its
+ * echo in us, after warm untimed ones.
  */
 void
-keystrokes(struct ws *w, struct samples *lat, int nrt)
+keystrokes(struct ws *w, struct samples *lat, int nrt, int warm)
 {
 	msgpack_sbuffer		 sb;
 	const unsigned char	*p;
@@ -154,7 +154,7 @@ keystrokes(struct ws *w, struct samples *lat, int nrt)
 	int			 i;
 
 	msgpack_sbuffer_init(&sb);
-	for (i = -100; i < nrt; i++) {
+	for (i = -warm; i < nrt; i++) {
 		c = (unsigned char)('a' + (i & 15));
 		pack_stdin(&sb, &c, 1);
 		t0 = now_ms();
@@ -179,6 +179,7 @@ keystrokes(struct ws *w, struct samples *lat, int nrt)
 }
 
 #define B4_CMD	"stty raw -echo && printf R && exec cat"
+#define B4_TURN	200	/* keystrokes per turn */
 
 /* Skip to the first output: the ready mark R. */
 static void
@@ -196,51 +197,26 @@ b4_ready(struct ws *w, const char *what)
 	} while (!mp_type_is(o, "stdout"));
 }
 
-static void
-b4_relay(struct samples *lat, int n)
+static pid_t
+b4_relay_open(struct ws *w, pid_t *cmd)
 {
-	struct ws	w;
-	pid_t		relay, cmd;
-	int		port;
-
-	relay = relay_start(B4_CMD, &port, &cmd);
-	if (ws_open_port(&w, port, "/") == -1)
-		fatalx("B4 relay: handshake failed");
-	b4_ready(&w, "relay");
-	keystrokes(&w, lat, n);
-	ws_close(&w);
-	relay_stop(relay, cmd);
-}
-
-/*
- * The floor of `lodge attach`: keystrokes on a terminal running
- * `lodge-bench --relay-client`, through the relay (ms).
- */
-static void
-b4_relay_term(struct samples *lat, int n)
-{
-	char	self[4096], cmd[4200];
-	ssize_t	len;
-	pid_t	relay, pid;
+	pid_t	relay;
 	int	port;
 
-	if ((len = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
-		fatalx("B4: /proc/self/exe: %s", strerror(errno));
-	self[len] = '\0';
-	relay = relay_start(B4_CMD, &port, &pid);
-	snprintf(cmd, sizeof(cmd), "exec '%s' --relay-client %d", self, port);
-	floor_pty_keys(cmd, lat, n);
-	relay_stop(relay, pid);
+	relay = relay_start(B4_CMD, &port, cmd);
+	if (ws_open_port(w, port, "/") == -1)
+		fatalx("B4 relay: handshake failed");
+	b4_ready(w, "relay");
+	return (relay);
 }
 
 static void
-b4_stream(struct samples *lat, int n)
+b4_stream_open(struct ws *w)
 {
-	struct ws	 w;
 	msgpack_sbuffer	 sb;
 	msgpack_packer	 pk;
 
-	if (ws_open(&w, "/v1/exec/stream") == -1)
+	if (ws_open(w, "/v1/exec/stream") == -1)
 		fatalx("B4 exec stream: handshake failed");
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
@@ -251,12 +227,10 @@ b4_stream(struct samples *lat, int n)
 	msgpack_pack_str_with_body(&pk, B4_CMD, strlen(B4_CMD));
 	msgpack_pack_str_with_body(&pk, "tty", 3);
 	msgpack_pack_true(&pk);
-	if (ws_send(&w, sb.data, sb.size) == -1)
+	if (ws_send(w, sb.data, sb.size) == -1)
 		fatalx("B4 exec stream: send failed");
 	msgpack_sbuffer_destroy(&sb);
-	b4_ready(&w, "exec stream");
-	keystrokes(&w, lat, n);
-	ws_close(&w);
+	b4_ready(w, "exec stream");
 }
 
 /* The path of lodge, the CLI, beside the front's executable. */
@@ -279,21 +253,96 @@ b4_cli_path(char *buf, size_t len)
 	return (0);
 }
 
+/* One of B4's clients: a WebSocket (w) or a terminal (t), and its samples. */
+struct b4_typist {
+	struct ws	*w;
+	struct pty_term	*t;
+	struct samples	*lat;
+};
+
+static void
+b4_type(struct b4_typist *ty, int n, int warm)
+{
+	if (ty->w != NULL)
+		keystrokes(ty->w, ty->lat, n, warm);
+	else
+		pty_term_keys(ty->t, ty->lat, n, warm);
+}
+
 /*
- * `lodge attach` on a PTY of the bench's, as a terminal runs it: a byte
- * written to the terminal, timed to its echo on the terminal (ms).
+ * nrt keystrokes from each of n typists, all open at once, in turns of
+ * B4_TURN, the order rotated each turn: what the machine does meanwhile
+ * falls on a figure and its floor alike.
  */
 static void
-b4_cli(struct http *h, const char *cli, struct samples *lat, int n)
+b4_turns(struct b4_typist *ty, int n, int nrt)
 {
-	struct sess	*s;
-	char		 cmd[8192];
+	int	i, k, turn;
 
-	s = sess_create(h, "{\"command\":\"" B4_CMD "\",\"pty\":true}", NULL);
+	for (k = 0; k < n; k++)
+		b4_type(&ty[k], 0, 100);
+	for (turn = 0, i = 0; i < nrt; turn++, i += B4_TURN)
+		for (k = 0; k < n; k++)
+			b4_type(&ty[(turn + k) % n],
+			    nrt - i < B4_TURN ? nrt - i : B4_TURN, 0);
+}
+
+/* The relay, a session and an exec stream (us). */
+static void
+b4_websockets(struct http *h, struct samples *relay, struct samples *sess,
+    struct samples *strm, int nrt)
+{
+	struct ws		w[3];
+	struct b4_typist	ty[3] = {
+		{ &w[0], NULL, relay }, { &w[1], NULL, sess },
+		{ &w[2], NULL, strm }
+	};
+	pid_t			rpid, cmd;
+	int			k;
+
+	rpid = b4_relay_open(&w[0], &cmd);
+	keystroke_session(h, &w[1]);
+	b4_stream_open(&w[2]);
+	b4_turns(ty, 3, nrt);
+	for (k = 0; k < 3; k++)
+		ws_close(&w[k]);
+	relay_stop(rpid, cmd);
+}
+
+/*
+ * `lodge attach` on a PTY of the bench's, as a terminal runs it, and its
+ * floor, `lodge-bench --relay-client` typed into on another: a byte
+ * written to each terminal is timed to its echo there (ms).
+ */
+static void
+b4_cli(struct http *h, const char *cli, struct samples *lat,
+    struct samples *floor, int nrt)
+{
+	struct pty_term		t[2];
+	struct b4_typist	ty[2] = {
+		{ NULL, &t[0], floor }, { NULL, &t[1], lat }
+	};
+	struct sess		*ss;
+	char			 self[4096], cmd[8192];
+	ssize_t			 len;
+	pid_t			 relay, rcmd;
+	int			 port;
+
+	if ((len = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		fatalx("B4: /proc/self/exe: %s", strerror(errno));
+	self[len] = '\0';
+	relay = relay_start(B4_CMD, &port, &rcmd);
+	snprintf(cmd, sizeof(cmd), "exec '%s' --relay-client %d", self, port);
+	pty_term_open(&t[0], cmd);
+	ss = sess_create(h, "{\"command\":\"" B4_CMD "\",\"pty\":true}", NULL);
 	snprintf(cmd, sizeof(cmd), "LODGE_TOKEN=%s exec %s --url "
 	    "http://127.0.0.1:%d attach %s", bench_token, cli, bench_port,
-	    s->id);
-	floor_pty_keys(cmd, lat, n);
+	    ss->id);
+	pty_term_open(&t[1], cmd);
+	b4_turns(ty, 2, nrt);
+	pty_term_close(&t[0]);
+	pty_term_close(&t[1]);
+	relay_stop(relay, rcmd);
 }
 
 static void
@@ -324,7 +373,6 @@ bench_b4(void)
 	struct figure	*fs[2], *fx[2], *fc[2] = { NULL, NULL };
 	struct figure	*fpty, *ftcp;
 	struct http	 h;
-	struct ws	 w;
 	char		 clipath[4096];
 	int		 nrt = bench_quick ? 1000 : 10000, r, have_cli;
 
@@ -349,15 +397,10 @@ bench_b4(void)
 		samples_reset(&cli);
 		samples_reset(&pty);
 		samples_reset(&tcp);
-		b4_relay(&relay, nrt);
-		keystroke_session(&h, &w);
-		keystrokes(&w, &sess, nrt);
-		ws_close(&w);
-		b4_stream(&strm, nrt);
+		b4_websockets(&h, &relay, &sess, &strm, nrt);
 		if (have_cli) {
 			samples_reset(&term);
-			b4_relay_term(&term, nrt);
-			b4_cli(&h, clipath, &cli, nrt);
+			b4_cli(&h, clipath, &cli, &term, nrt);
 		}
 		floor_pty_keys(B4_CMD, &pty, nrt);
 		floor_tcp_echo(&tcp, nrt);

@@ -136,7 +136,7 @@ sdk_figures(int argc, char **argv)
 		    (unsigned long long)got, (unsigned long long)nbytes);
 
 	keystroke_session(&h, &w);
-	keystrokes(&w, &key, nkey);
+	keystrokes(&w, &key, nkey, 100);
 	ws_close(&w);
 	(void)sess_delete_all();
 	http_close(&h);

@@ -2,7 +2,8 @@
  * The list of sessions, kept current by polling GET /v1/sessions, with
  * what can be done to each: open, view read-only, signal, delete.  Rows
  * are kept per session id and updated in place, so a signal being chosen
- * is not reset by the next poll.
+ * is not reset by the next poll, and only the cells that changed are
+ * written.
  */
 import type { Sandbox, SessionInfo } from '@lodge/sdk';
 
@@ -29,6 +30,12 @@ function age(createdAt: string, now: number): string {
   if (t < 3600) return `${Math.floor(t / 60)}m`;
   if (t < 86400) return `${Math.floor(t / 3600)}h`;
   return `${Math.floor(t / 86400)}d`;
+}
+
+/** Only what changed is written: a poll that found the list as it was
+ * gives the page nothing to lay out again. */
+function setText(e: HTMLElement, text: string): void {
+  if (e.textContent !== text) e.textContent = text;
 }
 
 function button(text: string, cls: string, title: string, act: () => void): HTMLButtonElement {
@@ -88,13 +95,13 @@ export class SessionList {
         this.body.append(row.tr);
       }
       const [name, state, cmd, clients, when] = row.cells;
-      name!.textContent = label(s);
-      state!.textContent = s.state === 'exited' ? `exited ${s.signal ?? s.exitCode ?? ''}` : s.state;
-      state!.className = `state-${s.state}`;
-      cmd!.textContent = commandOf(s);
-      cmd!.title = commandOf(s);
-      clients!.textContent = String(s.clients);
-      when!.textContent = age(s.createdAt, now);
+      setText(name!, label(s));
+      setText(state!, s.state === 'exited' ? `exited ${s.signal ?? s.exitCode ?? ''}` : s.state);
+      if (state!.className !== `state-${s.state}`) state!.className = `state-${s.state}`;
+      setText(cmd!, commandOf(s));
+      if (cmd!.title !== commandOf(s)) cmd!.title = commandOf(s);
+      setText(clients!, String(s.clients));
+      setText(when!, age(s.createdAt, now));
     }
     for (const [id, row] of this.rows)
       if (!seen.has(id)) {

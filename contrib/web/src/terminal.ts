@@ -67,7 +67,9 @@ export class TermView {
     this.term = new Terminal({
       convertEol: false,
       scrollback: 5000,
-      cursorBlink: true,
+      // xterm.js's default, as in WeTTY: a blinking cursor is a CSS
+      // animation in the DOM renderer, started again at every echo
+      cursorBlink: false,
       disableStdin: source.kind === 'session' && source.readOnly,
       fontFamily: 'monospace',
       theme: { background: '#000000' },

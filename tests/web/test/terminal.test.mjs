@@ -235,3 +235,48 @@ test('wrong token and a foreign origin are refused', async () => {
   await own.close();
   await page.close();
 });
+
+test('a page left alone: the list\'s polls rewrite only what changed, the cursor does not blink', async () => {
+  const s = await createShell();
+  const page = await openPage(b.ctx);
+  await openSession(page, s.id);
+  await enter(page, 'echo quiet-$((6*7))');
+  await waitText(page, /^quiet-42$/m, 'the echo');
+  const row = `#sessions tr[data-id="${s.id}"]`;
+  await until(async () => (await page.locator(`${row} td:nth-child(4)`).textContent()) === '1', 'one client in the list');
+  // the age cell changes at every poll (a young session is counted in
+  // seconds); the other cells stay as they are and must not be written
+  const touched = await page.evaluate(async ([sel, polls, ms]) => {
+    const tr = document.querySelector(sel);
+    const cells = new Set();
+    let ages = 0;
+    const age = tr.cells[4];
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${ages} polls seen in ${ms} ms`)), ms);
+      new MutationObserver((records) => {
+        for (const r of records) {
+          const td = (r.target.nodeType === Node.TEXT_NODE ? r.target.parentElement : r.target).closest('td');
+          cells.add(td === null ? 'row' : td.cellIndex);
+          if (td === age) ages++;
+        }
+        if (ages >= polls) {
+          clearTimeout(timer);
+          resolve([...cells].sort());
+        }
+      }).observe(tr, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+  }, [row, 3, WAIT_MS]);
+  assert.deepEqual(touched, [4], 'cells written by polls that found them unchanged');
+  // xterm.js's DOM renderer blinks with a CSS animation, started again at
+  // every echo; the cursor is drawn focused and still
+  const cursor = await page.evaluate(() => {
+    const c = document.querySelector('.pane:not([hidden]) .xterm-rows .xterm-cursor');
+    return c && { cls: c.className, animation: getComputedStyle(c).animationName };
+  });
+  assert.ok(cursor, 'a cursor on the screen');
+  assert.match(cursor.cls, /xterm-cursor-block/, 'the terminal focused');
+  assert.doesNotMatch(cursor.cls, /xterm-cursor-blink/);
+  assert.equal(cursor.animation, 'none');
+  await page.close();
+  await api('DELETE', `/v1/sessions/${s.id}`);
+});

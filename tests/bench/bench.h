@@ -58,6 +58,8 @@ int	 wait_pid(pid_t, int *status);
 long	 proc_field_kb(pid_t, const char *file, const char *field);
 pid_t	 proc_ppid(pid_t);
 int	 proc_alive(pid_t);
+int	 proc_alive_since(pid_t, unsigned long long);
+unsigned long long proc_start(pid_t);
 int	 proc_cmdline(pid_t, char *, size_t);
 int	 proc_sched(pid_t, double *cpu_ns, double *slices);
 double	 proc_cpu_ns(pid_t);
@@ -170,6 +172,7 @@ struct sess {
 	char	id[64];
 	pid_t	child;		/* the session's command */
 	pid_t	worker;		/* its parent, "lodged: session ID" */
+	unsigned long long worker_start;	/* proc_start(worker) */
 };
 extern struct sess	*sessions;
 extern int		 nsessions;

@@ -3,7 +3,9 @@
  * the figures and their report (a table on stdout, results.txt,
  * results.json and sessions.dat for gnuplot).
  *
- * lodged runs on a free loopback port with a temporary runtime directory;
+ * lodged runs on a free loopback port with a temporary runtime directory
+ * (on a tmpfs, /dev/shm, as systemd's RuntimeDirectory is, unless
+ * --rundir-on-disk);
  * the bench reads the token it writes.  Every session a benchmark creates is
  * deleted when the benchmark ends, and on any failure or interruption the
  * bench deletes what is left, kills only the processes it started (by pid)
@@ -13,11 +15,13 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <linux/magic.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +46,15 @@ volatile int		 bench_interrupted;
 
 static pid_t		 lodged_pid = -1;
 char			 bench_workdir[256];	/* temp: run dir, log, dtach */
-static char		 rundir[300];
+static char		 rundir[320];
+/*
+ * lodged's runtime dir is on a tmpfs, as systemd's RuntimeDirectory= (under
+ * /run) is: /dev/shm when it is one, unless --rundir-on-disk.  The front
+ * writes a record file and binds a socket there per session, which on
+ * ext4 costs inode allocation among thousands just freed.
+ */
+static char		 rundir_tmpfs[300];
+static int		 rundir_on_disk;
 static const char	*bench_lodged;	/* its path, for a restart */
 static const char	*outdir = "tests/bench";
 static int		 max_sessions = 1000;
@@ -504,7 +516,8 @@ lodged_start(const char *lodged)
 {
 	int	i;
 
-	snprintf(rundir, sizeof(rundir), "%s/run", bench_workdir);
+	snprintf(rundir, sizeof(rundir), "%s/run", rundir_tmpfs[0] != '\0' ?
+	    rundir_tmpfs : bench_workdir);
 	for (i = 0; i < 3; i++)
 		if (lodged_try(lodged) == 0)
 			return;
@@ -607,6 +620,7 @@ sess_take(struct http *h, const char *body)
 	s->child = (pid_t)json_integer_value(json_object_get(j, "pid"));
 	json_decref(j);
 	s->worker = proc_ppid(s->child);
+	s->worker_start = proc_start(s->worker);
 	pids_track(s->worker);
 	return (s);
 }
@@ -693,7 +707,7 @@ sess_delete_all(void)
 	struct http	 h[16];
 	struct pollfd	 pfd[16];
 	int		 inflight[16], k = nsessions < 16 ? nsessions : 16;
-	int		 next = 0, done = 0, i, tries;
+	int		 next = 0, done = 0, i, tries, reused = 0;
 	char		 path[256];
 	double		 t0 = now_ms(), t;
 
@@ -737,24 +751,35 @@ sess_delete_all(void)
 	t = (now_ms() - t0) / 1e3;
 	for (i = 0; i < k; i++)
 		http_close(&h[i]);
-	/* The workers leave after answering; wait, then make sure. */
+	/*
+	 * The workers leave after answering; wait, then make sure.  A pid
+	 * is a worker's only while its start time is the worker's: by now
+	 * the pids of the first ones deleted may be another process's.
+	 */
 	for (tries = 0; tries < 250; tries++) {
 		for (i = 0; i < nsessions; i++)
-			if (proc_alive(sessions[i].worker))
+			if (proc_alive_since(sessions[i].worker,
+			    sessions[i].worker_start))
 				break;
 		if (i == nsessions)
 			break;
 		usleep(20000);
 	}
 	for (i = 0; i < nsessions; i++) {
-		if (proc_alive(sessions[i].worker)) {
+		if (proc_alive_since(sessions[i].worker,
+		    sessions[i].worker_start)) {
 			note("worker %d of session %s still there 5 s after "
 			    "DELETE; killed", (int)sessions[i].worker,
 			    sessions[i].id);
 			(void)kill(sessions[i].worker, SIGKILL);
-		}
+		} else if (proc_alive(sessions[i].worker))
+			reused++;
 		pids_untrack(sessions[i].worker);
 	}
+	if (reused > 0)
+		note("%d pids of deleted workers were another process's by "
+		    "the end of the deletes (the pid counter wrapped); not "
+		    "counted as workers left", reused);
 	nsessions = 0;
 	return (t);
 }
@@ -824,11 +849,29 @@ bench_cleanup(void)
 	lodged_stop();
 	pids_kill_all();
 	if (bench_workdir[0] != '\0' && getenv("LODGE_BENCH_KEEP") == NULL) {
-		char	*argv[] = { "rm", "-rf", bench_workdir, NULL };
-		pid_t	 pid = spawn_cmd(argv, -1, -1, -1);
+		char	*argv[] = { "rm", "-rf", bench_workdir, NULL, NULL };
+		pid_t	 pid;
 
+		if (rundir_tmpfs[0] != '\0')
+			argv[3] = rundir_tmpfs;
+		pid = spawn_cmd(argv, -1, -1, -1);
 		wait_pid(pid, NULL);
 	}
+}
+
+/* A directory for lodged's runtime dir on a tmpfs, if there is one. */
+static void
+rundir_pick(void)
+{
+	struct statfs	sf;
+
+	if (rundir_on_disk || statfs("/dev/shm", &sf) == -1 ||
+	    sf.f_type != TMPFS_MAGIC)
+		return;
+	snprintf(rundir_tmpfs, sizeof(rundir_tmpfs),
+	    "/dev/shm/lodge-bench-run.XXXXXX");
+	if (mkdtemp(rundir_tmpfs) == NULL)
+		rundir_tmpfs[0] = '\0';
 }
 
 static void
@@ -841,7 +884,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: lodge-bench [--lodged PATH] [--outdir DIR] "
-	    "[--runs N (5)] [--quick]\n"
+	    "[--runs N (5)] [--quick] [--rundir-on-disk]\n"
 	    "                   [--only B1,B2,...] [--time-limit SECONDS "
 	    "(570)]\n"
 	    "       lodge-bench --sdk-figures [--url URL] [--token TOKEN] "
@@ -871,6 +914,7 @@ main(int argc, char **argv)
 		{ "outdir", required_argument, NULL, 'o' },
 		{ "runs", required_argument, NULL, 'r' },
 		{ "quick", no_argument, NULL, 'q' },
+		{ "rundir-on-disk", no_argument, NULL, 'd' },
 		{ "only", required_argument, NULL, 'b' },
 		{ "time-limit", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 }
@@ -902,6 +946,7 @@ main(int argc, char **argv)
 				usage();
 			break;
 		case 'q': bench_quick = 1; break;
+		case 'd': rundir_on_disk = 1; break;
 		case 'b': only = optarg; break;
 		case 't': limit = atoi(optarg); break;
 		default: usage();
@@ -980,9 +1025,13 @@ main(int argc, char **argv)
 		pclose(p);
 	}
 	bench_lodged = lodged;
+	rundir_pick();
 	lodged_start(lodged);
 	fprintf(stderr, "lodge-bench: lodged pid %d on 127.0.0.1:%d, "
 	    "runtime dir %s\n", (int)lodged_pid, bench_port, rundir);
+	note("lodged's runtime dir: %s (%s)", rundir, rundir_tmpfs[0] != '\0' ?
+	    "tmpfs" : "the disk's file system; --rundir-on-disk or no tmpfs "
+	    "/dev/shm");
 
 	for (k = 0; k < sizeof(benches) / sizeof(*benches); k++) {
 		if (only != NULL && strstr(only, benches[k].id) == NULL)

@@ -363,7 +363,9 @@ bench_b6(void)
  * and put back at exit, however the bench ends.
  */
 #define B8_LEVELS	3
-#define B8_EXTRA	200
+#define B8_EXTRA	500	/* creates and DELETEs per level */
+#define B8_EXECS	1000
+#define B8_ATTACHES	1000
 #define B8_BUILDERS	4	/* connections creating a level at once */
 
 static const int	b8_full[B8_LEVELS] = { 0, 1000, 10000 };
@@ -510,7 +512,39 @@ struct b8_level {
 	double		 slab_kb, stack_kb, ptab_kb;	/* the kernel's */
 	double		 worker_pss, child_pss;	/* kB, a sample's average */
 	long		 lists_built;	/* of the GETs, not from the cache */
+	char		 slow[1024];	/* the slowest 1 % of each phase */
 };
+
+/*
+ * The slowest 1 % of a phase's calls (ms, in the order made) and when
+ * each started (at, ms after the level's first call), appended to buf:
+ * what they waited on shows in when they came (every 100 ms, every 5 s,
+ * together).
+ */
+static void
+b8_slowest(char *buf, size_t len, const char *what, const struct samples *ms,
+    const struct samples *at)
+{
+	size_t	 k, i, j, best, n = ms->n, want = n / 100 ? n / 100 : 1;
+	char	*used;
+	size_t	 off = strlen(buf);
+
+	if (n == 0 || (used = calloc(n, 1)) == NULL)
+		return;
+	off += (size_t)snprintf(buf + off, off < len ? len - off : 0,
+	    "%s%s:", off > 0 ? "; " : "", what);
+	for (k = 0; k < want; k++) {
+		best = n;
+		for (i = 0; i < n; i++)
+			if (!used[i] && (best == n || ms->v[i] > ms->v[best]))
+				best = i;
+		used[best] = 1;
+		j = (size_t)snprintf(buf + (off < len ? off : len), off < len ?
+		    len - off : 0, " %.2f@%.0f", ms->v[best], at->v[best]);
+		off += j;
+	}
+	free(used);
+}
 
 /* lodged_session_lists_built_total, from GET /metrics; -1 if absent. */
 static long
@@ -603,8 +637,10 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 {
 	struct ws	 w;
 	json_t		*j;
-	double		 t0, ms;
-	int		 k, got, nexec = bench_quick ? 100 : 300;
+	struct samples	 at = { 0 };
+	double		 t0, ms, tl;
+	int		 k, got, nexec = bench_quick ? 100 : B8_EXECS;
+	int		 natt = bench_quick ? 200 : B8_ATTACHES;
 	int		 nget = level >= 10000 ? 50 : 100;
 	int		 first;
 	long		 built;
@@ -620,19 +656,27 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 	m->tmpl_kb = (double)proc_field_kb(bench_template_pid(), "status",
 	    "VmRSS");
 	b8_memory(m);
+	m->slow[0] = '\0';
+	tl = now_ms();
 	for (k = 0; k < nexec; k++) {
 		t0 = now_ms();
 		if (http_call(h, "POST", "/v1/exec", "{\"args\":[\"/bin/true\"]}")
 		    == -1 || h->status != 200)
 			fatalx("B8: POST /v1/exec: %d", h->status);
 		samples_add(&m->exec, now_ms() - t0);
+		samples_add(&at, t0 - tl);
 	}
-	for (k = 0; k < B8_EXTRA; k++) {
+	b8_slowest(m->slow, sizeof(m->slow), "exec", &m->exec, &at);
+	samples_reset(&at);
+	for (k = 0; k < natt; k++) {
 		t0 = now_ms();
 		(void)sess_attach(&w, probe, NULL);
 		samples_add(&m->att, now_ms() - t0);
+		samples_add(&at, t0 - tl);
 		ws_close(&w);
 	}
+	b8_slowest(m->slow, sizeof(m->slow), "attach", &m->att, &at);
+	samples_reset(&at);
 	built = b8_lists_built(h);
 	for (k = 0; k < nget; k++) {
 		t0 = now_ms();
@@ -640,6 +684,7 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 		    h->status != 200)
 			fatalx("B8: GET /v1/sessions: %d", h->status);
 		samples_add(&m->get, now_ms() - t0);
+		samples_add(&at, t0 - tl);
 		if (k == 0) {
 			j = json_loadb(h->body, h->body_len, 0, NULL);
 			got = (int)json_array_size(json_object_get(j,
@@ -651,13 +696,24 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 		}
 	}
 	m->lists_built = built == -1 ? -1 : b8_lists_built(h) - built;
+	b8_slowest(m->slow, sizeof(m->slow), "GET", &m->get, &at);
+	samples_reset(&at);
 	first = nsessions;
 	for (k = 0; k < B8_EXTRA; k++) {
+		t0 = now_ms();
 		(void)sess_create(h, body, &ms);
 		samples_add(&m->cre, ms);
+		samples_add(&at, t0 - tl);
 	}
-	while (nsessions > first)
+	b8_slowest(m->slow, sizeof(m->slow), "create", &m->cre, &at);
+	samples_reset(&at);
+	while (nsessions > first) {
+		t0 = now_ms();
 		samples_add(&m->del, b8_delete(h, nsessions - 1));
+		samples_add(&at, t0 - tl);
+	}
+	b8_slowest(m->slow, sizeof(m->slow), "DELETE", &m->del, &at);
+	samples_free(&at);
 	check_interrupt();
 }
 
@@ -718,6 +774,11 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 		    (m[k].slab_kb - m[0].slab_kb) / lv[k], (m[k].stack_kb -
 		    m[0].stack_kb) / lv[k], (m[k].ptab_kb - m[0].ptab_kb) /
 		    lv[k]);
+	if (r == 0)
+		for (n = 0; n < B8_LEVELS; n += B8_LEVELS - 1)
+			note("B8 %s at %d, the slowest 1 %% of each phase, "
+			    "ms@start (ms after the level's first exec): %s",
+			    kind, lv[n], m[n].slow);
 	if (r == 0)
 		note("B8 %s at %d: of %zu GET /v1/sessions, %ld built the list, "
 		    "the others were sent from its cache", kind, lv[k],

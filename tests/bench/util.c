@@ -238,11 +238,16 @@ proc_field_kb(pid_t pid, const char *file, const char *field)
 	return (v);
 }
 
-pid_t
-proc_ppid(pid_t pid)
+/*
+ * From /proc/PID/stat: the state letter, the parent and the start time
+ * (clock ticks after boot), which tells a process from a later one given
+ * its pid.
+ */
+static int
+proc_state(pid_t pid, char *state, int *ppid, unsigned long long *start)
 {
 	char	path[64], buf[1024], *p;
-	int	fd, ppid;
+	int	fd;
 	ssize_t	n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -254,31 +259,64 @@ proc_ppid(pid_t pid)
 		return (-1);
 	buf[n] = '\0';
 	/* pid (comm) state ppid ...; comm may hold spaces and parens */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %*c %d", &ppid) != 1)
+	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %c %d %*d "
+	    "%*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d "
+	    "%llu", state, ppid, start) != 3)
 		return (-1);
-	return ((pid_t)ppid);
+	return (0);
+}
+
+pid_t
+proc_ppid(pid_t pid)
+{
+	unsigned long long	start;
+	char			state;
+	int			ppid;
+
+	return (proc_state(pid, &state, &ppid, &start) == -1 ? -1 :
+	    (pid_t)ppid);
+}
+
+/* When pid started, or 0 if it is gone. */
+unsigned long long
+proc_start(pid_t pid)
+{
+	unsigned long long	start;
+	char			state;
+	int			ppid;
+
+	return (proc_state(pid, &state, &ppid, &start) == -1 ? 0 : start);
+}
+
+/*
+ * 1 if the process that started at start still runs as pid; 0 if it is
+ * gone or a zombie, or if pid now names a later process (the kernel gives
+ * freed pids out again once its counter wraps, which at 10,000 sessions
+ * and pid_max 32,768 is within one run).
+ */
+int
+proc_alive_since(pid_t pid, unsigned long long start)
+{
+	unsigned long long	now;
+	char			state;
+	int			ppid;
+
+	if (proc_state(pid, &state, &ppid, &now) == -1)
+		return (0);
+	return (now == start && state != 'Z' && state != 'X');
 }
 
 int
 proc_alive(pid_t pid)
 {
-	char	path[64], buf[512], *p;
-	int	fd;
-	ssize_t	n;
+	unsigned long long	start;
+	char			state;
+	int			ppid;
 
 	/* A zombie counts as gone. */
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (proc_state(pid, &state, &ppid, &start) == -1)
 		return (0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return (0);
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL)
-		return (0);
-	return (p[2] != 'Z' && p[2] != 'X');
+	return (state != 'Z' && state != 'X');
 }
 
 /* From /proc/PID/schedstat: ns on a CPU, and times scheduled in. */

@@ -76,6 +76,7 @@ struct front {
 	int			 rundir_fd;	/* RUNDIR, checked at start */
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
+	struct uv_loop_s	*loop;		/* the loop lws runs on */
 	int			 quit;
 	volatile sig_atomic_t	 reload;	/* SIGHUP: read the token again */
 };
@@ -86,7 +87,6 @@ extern struct front	*front;
 enum front_fd_kind {
 	FFD_LISTEN,
 	FFD_CONN,
-	FFD_WORKER,
 	FFD_TEMPLATE,
 };
 
@@ -189,7 +189,6 @@ struct listing {
 };
 
 struct session {
-	struct front_fd		 ffd;
 	RB_ENTRY(session)	 by_id;
 	RB_ENTRY(session)	 by_name;
 	char			 id[64];
@@ -197,7 +196,7 @@ struct session {
 	int			 ready;		/* "created" seen, or known */
 	int			 gone;
 	struct ctl		 ctl;
-	struct lws		*wsi;		/* NULL: no link to the worker */
+	struct link		*link;		/* NULL: no link to the worker */
 	char			*json;		/* the session object, serialised */
 	size_t			 json_len;
 	int64_t			 pid;		/* ... and what the front reads */
@@ -305,9 +304,15 @@ size_t	registry_buffer_total(void);
 int	registry_request(struct session *, struct conn *, struct proto_out *,
 	    int fd);
 void	registry_cancel(struct conn *);
+/* link.c: a worker's control connection, on the loop outside lws */
+struct link	*link_open(struct session *, int fd);
+void		 link_writable(struct link *);
+void		 link_close(struct link *);
+
 void	registry_readable(struct session *);
 void	registry_writeable(struct session *);
 void	registry_closed(struct session *);
+int	registry_close_links(void);
 int	registry_reachable(struct session *);
 int	registry_answers(struct session *);
 int	registry_all(struct session **, int max);

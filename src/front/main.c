@@ -342,9 +342,6 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		case FFD_CONN:
 			conn_readable(ffd->ptr);
 			break;
-		case FFD_WORKER:
-			registry_readable(ffd->ptr);
-			break;
 		case FFD_TEMPLATE:
 			spawner_readable();
 			break;
@@ -353,8 +350,6 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
 		if (ffd->kind == FFD_CONN)
 			conn_writeable(ffd->ptr);
-		else if (ffd->kind == FFD_WORKER)
-			registry_writeable(ffd->ptr);
 		else if (ffd->kind == FFD_TEMPLATE)
 			spawner_writeable();
 		return (0);
@@ -364,9 +359,6 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		switch (ffd->kind) {
 		case FFD_CONN:
 			conn_closed(ffd->ptr);
-			break;
-		case FFD_WORKER:
-			registry_closed(ffd->ptr);
 			break;
 		case FFD_TEMPLATE:
 			spawner_closed();
@@ -540,6 +532,7 @@ main(int argc, char **argv)
 	if (uv_loop_init(&front_loop) != 0)
 		fatalx("cannot create the event loop");
 	foreign_loops[0] = &front_loop;
+	front->loop = &front_loop;
 	info.foreign_loops = foreign_loops;
 	info.options |= LWS_SERVER_OPTION_LIBUV;
 	info.pcontext = &front->ctx;	/* NULL once destroyed for good */
@@ -589,6 +582,9 @@ main(int argc, char **argv)
 	 * On a loop of ours, lws closes its handles through the loop: run it
 	 * until they are closed, then destroy again to free what is left.
 	 */
+	/* The workers' links are the loop's own (link.c): closed first. */
+	for (i = 0; i < 1000 && registry_close_links() > 0; i++)
+		(void)uv_run(&front_loop, UV_RUN_NOWAIT);
 	lws_context_destroy(front->ctx);
 	for (i = 0; i < 1000 && uv_run(&front_loop, UV_RUN_NOWAIT) != 0; i++)
 		;

@@ -294,8 +294,6 @@ registry_new(const char *id, const char *name)
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return (NULL);
-	s->ffd.kind = FFD_WORKER;
-	s->ffd.ptr = s;
 	strlcpy(s->id, id, sizeof(s->id));
 	LIST_INIT(&s->waiters);
 	ctl_init(&s->ctl, -1);
@@ -331,7 +329,7 @@ registry_attach(struct session *s, int fd)
 
 	(void)setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
 	ctl_init(&s->ctl, fd);
-	if ((s->wsi = front_adopt(fd, &s->ffd)) == NULL) {
+	if ((s->link = link_open(s, fd)) == NULL) {
 		ctl_close(&s->ctl);
 		return (-1);
 	}
@@ -413,8 +411,8 @@ registry_remove(struct session *s)
 	registry_set_buffer(s, 0);
 	lws_sul_cancel(&s->sul_link);
 	lws_sul_cancel(&s->sul_kill);
-	if (s->wsi != NULL)
-		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
+	if (s->link != NULL)
+		link_close(s->link);
 	else {
 		registry_answer_gone(s);
 		registry_free(s);
@@ -429,7 +427,7 @@ registry_all(struct session **out, int max)
 	int		 n = 0;
 
 	RB_FOREACH(s, session_ids, &sessions_by_id)
-		if (n < max && s->wsi == NULL && !s->gone)
+		if (n < max && s->link == NULL && !s->gone)
 			out[n++] = s;
 	return (n);
 }
@@ -437,7 +435,7 @@ registry_all(struct session **out, int max)
 int
 registry_reachable(struct session *s)
 {
-	return (!s->gone && s->wsi != NULL);
+	return (!s->gone && s->link != NULL);
 }
 
 /*
@@ -576,10 +574,10 @@ registry_send_type(struct session *s, enum proto_type type)
 	if (type == PROTO_HELLO)
 		mpack_kv_int(pk, "proto", PROTO_VERSION);
 	if (proto_send(&s->ctl, &m, -1) == -1) {
-		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
+		link_close(s->link);
 		id = 0;
 	} else if (ctl_pending(&s->ctl))
-		rawio_writable(s->wsi);
+		link_writable(s->link);
 	return (id);
 }
 
@@ -706,7 +704,7 @@ registry_hello_done(struct session *s, const msgpack_object *o)
 	    sizeof(id)) == -1 || strcmp(id, s->id) != 0) {
 		log_warnx("session %s: its socket answers for another session",
 		    s->id);
-		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
+		link_close(s->link);
 		return;
 	}
 	if ((v = mpack_get(obj, "name")) != NULL &&
@@ -734,7 +732,7 @@ registry_hello_done(struct session *s, const msgpack_object *o)
 		    s->id, s->proto, PROTO_VERSION);
 		s->refused = 1;
 		s->ready = 1;
-		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
+		link_close(s->link);
 		return;
 	}
 	if (s->proto < PROTO_VERSION && !s->ready)
@@ -897,7 +895,7 @@ registry_request(struct session *s, struct conn *c, struct proto_out *m,
 	if (proto_send(&s->ctl, m, fd) == -1)
 		return (-1);
 	if (ctl_pending(&s->ctl))
-		rawio_writable(s->wsi);
+		link_writable(s->link);
 	if (fd != -1)
 		registry_handoff_sent(s);
 	if (c != NULL)
@@ -1136,7 +1134,7 @@ registry_connect(struct session *s)
 	char			 magic = CTL_MAGIC, path[700];
 	int			 fd, alive;
 
-	if (s->gone || s->wsi != NULL)
+	if (s->gone || s->link != NULL)
 		return;
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -1198,7 +1196,7 @@ registry_link_cb(lws_sorted_usec_list_t *sul)
 
 	if (s->gone)
 		return;
-	if (s->wsi != NULL) {
+	if (s->link != NULL) {
 		if (s->hello_id != 0) {
 			s->hello_late = 1;
 			if (!s->ready)
@@ -1223,12 +1221,12 @@ registry_readable(struct session *s)
 	int			r, fd;
 
 	if ((r = ctl_read(&s->ctl)) == 0 || r == -1) {
-		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
+		link_close(s->link);
 		return;
 	}
 	msgpack_unpacked_init(&up);
 	snprintf(who, sizeof(who), "the worker of session %s", s->id);
-	while (s->wsi != NULL && (r = ctl_next(&s->ctl, &up, &fd)) == 1) {
+	while (s->link != NULL && (r = ctl_next(&s->ctl, &up, &fd)) == 1) {
 		if (s->ctl.peer_pid > 0)
 			registry_learn_pid(s, s->ctl.peer_pid);
 		registry_set_responsive(s, 1);
@@ -1241,7 +1239,7 @@ registry_readable(struct session *s)
 	ctl_shrink(&s->ctl);	/* an idle session holds no buffer */
 	if (r == -1) {
 		log_warnx("session %s: bad frame from its worker", s->id);
-		lws_set_timeout(s->wsi, 1, LWS_TO_KILL_ASYNC);
+		link_close(s->link);
 	}
 }
 
@@ -1249,7 +1247,7 @@ void
 registry_writeable(struct session *s)
 {
 	if (ctl_flush(&s->ctl) == 1)
-		rawio_writable(s->wsi);
+		link_writable(s->link);
 }
 
 /*
@@ -1257,13 +1255,32 @@ registry_writeable(struct session *s)
  * is gone, is forgotten; a worker still running (its link dropped, its
  * exit under way) is watched and linked to again.
  */
+/*
+ * The front leaves: close every link, on the loop's next turns, while the
+ * lws context the sessions' timers are on still exists.  The number of
+ * links still open.
+ */
+int
+registry_close_links(void)
+{
+	struct session	*s;
+	int		 n = 0;
+
+	RB_FOREACH(s, session_ids, &sessions_by_id)
+		if (s->link != NULL) {
+			link_close(s->link);
+			n++;
+		}
+	return (n);
+}
+
 void
 registry_closed(struct session *s)
 {
 	struct conn	*c, *next;
 
-	s->wsi = NULL;
-	s->ctl.fd = -1;		/* lws closed it */
+	s->link = NULL;
+	s->ctl.fd = -1;		/* link.c closed it */
 	ctl_close(&s->ctl);
 	registry_nhandoffs -= s->handoffs;
 	s->handoffs = 0;

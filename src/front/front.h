@@ -77,6 +77,7 @@ struct front {
 	struct lws_context	*ctx;
 	struct lws_vhost	*vh;
 	struct uv_loop_s	*loop;		/* the loop lws runs on */
+	int			 link_fd_base;	/* lws's table ends here */
 	int			 quit;
 	volatile sig_atomic_t	 reload;	/* SIGHUP: read the token again */
 };
@@ -305,6 +306,7 @@ int	registry_request(struct session *, struct conn *, struct proto_out *,
 	    int fd);
 void	registry_cancel(struct conn *);
 /* link.c: a worker's control connection, on the loop outside lws */
+int		 link_fd(int fd);
 struct link	*link_open(struct session *, int fd);
 void		 link_writable(struct link *);
 void		 link_close(struct link *);

@@ -9,10 +9,13 @@
  * 86 us at 10,000 sessions.  The links are most of the front's
  * descriptors and need nothing of lws (the front frames them itself), so
  * they are kept out of its table: lws holds only clients, listeners and
- * the template's channel.
+ * the template's channel.  The walk is over the table's size, not its
+ * entries, so the links' descriptors are also numbered above it
+ * (link_fd), and the table is sized for the clients alone.
  */
 #include <sys/types.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -43,6 +46,22 @@ link_poll_cb(uv_poll_t *h, int status, int events)
 	l->events &= ~UV_WRITABLE;
 	(void)uv_poll_start(&l->poll, l->events, link_poll_cb);
 	registry_writeable(l->s);
+}
+
+/*
+ * fd, or a copy of it numbered above lws's table (main.c), which then
+ * needs to cover only the clients' descriptors.
+ */
+int
+link_fd(int fd)
+{
+	int	up;
+
+	if (fd >= front->link_fd_base ||
+	    (up = fcntl(fd, F_DUPFD_CLOEXEC, front->link_fd_base)) == -1)
+		return (fd);
+	close(fd);
+	return (up);
 }
 
 /* Watch fd, which the link then owns; NULL if the loop refuses it. */

@@ -523,6 +523,14 @@ main(int argc, char **argv)
 	/* A direct lookup table (see nofile.h) sized for the sessions. */
 	nofile_set((rlim_t)front->conf.max_sessions * 2 + 4096);
 	front_conn_limits(&front->conf);
+	/*
+	 * ... but lws's table covers the clients' descriptors only, as lws
+	 * walks all of it at each descriptor it closes: the workers' links,
+	 * not lws's (link.c), are numbered above it, and the limit is
+	 * raised past them once the context has its table.
+	 */
+	front->link_fd_base = front->conf.max_conns + 256;	/* root's, the rest */
+	nofile_set((rlim_t)front->link_fd_base);
 	info.vhost_name = "default";
 	/*
 	 * An epoll loop (libuv's, lws's event lib): lws's own poll() walks
@@ -540,6 +548,8 @@ main(int argc, char **argv)
 	if ((front->ctx = lws_create_context(&info)) == NULL)
 		fatalx("cannot create the event loop");
 	front->vh = lws_get_vhost_by_name(front->ctx, "default");
+	nofile_set((rlim_t)front->link_fd_base +
+	    (rlim_t)front->conf.max_sessions * 2 + 4096);
 	/* lws sets SIGPIPE to ignored; ours are set again for clarity. */
 	signal(SIGTERM, front_signal);
 	signal(SIGINT, front_signal);

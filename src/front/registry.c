@@ -328,6 +328,7 @@ registry_attach(struct session *s, int fd)
 	int	one = 1;
 
 	(void)setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+	fd = link_fd(fd);
 	ctl_init(&s->ctl, fd);
 	if ((s->link = link_open(s, fd)) == NULL) {
 		ctl_close(&s->ctl);

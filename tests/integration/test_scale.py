@@ -170,6 +170,42 @@ class TestManySessions(lt.DaemonPerTest):
             self.assertEqual(st, 204, b)
 
 
+class TestLinksAboveLwsTable(lt.DaemonPerTest):
+    """The front's links to its workers are on its libuv loop, not in
+    libwebsockets' descriptor table, and numbered above it, so the table
+    covers the clients' descriptors only: lws walks all of it at each
+    close (lodged(8) SCALE)."""
+
+    daemon_args = ["--max-connections", "32"]
+
+    async def test_links_numbered_above_the_clients(self):
+        cl = Client(self.d)
+        self.addCleanup(cl.close)
+        ids = []
+        for _ in range(20):
+            st, b = cl.call("POST", "/v1/sessions", {"args": ["cat"]})
+            self.assertEqual(st, 201, b)
+            ids.append(json.loads(b)["id"])
+        fddir = "/proc/%d/fd" % self.d.proc.pid
+        high = [int(n) for n in os.listdir(fddir) if int(n) >= 32 + 256
+                and os.readlink(os.path.join(fddir, n)).startswith(
+                    "socket:")]
+        self.assertGreaterEqual(len(high), 20, sorted(
+            int(n) for n in os.listdir(fddir)))
+        # Every session still answers, through its link.
+        for sid in ids:
+            st, b = cl.call("POST", sess_path(sid, "/input"),
+                            {"data": "ping\n"})
+            self.assertEqual(st, 204, b)
+        for sid in ids:
+            lt.wait_for(lambda: cl.call("GET", sess_path(sid, "/log")) ==
+                        (200, b"ping\n"), what="the echo of %s" % sid)
+            st, b = cl.call("DELETE", sess_path(sid))
+            self.assertEqual(st, 204, b)
+        st, b = cl.call("GET", "/v1/sessions")
+        self.assertEqual(json.loads(b), {"sessions": []})
+
+
 class TestPagedList(lt.DaemonPerTest):
     """GET /v1/sessions?limit=N&after=ID: pages in id order that add up
     to the whole list, "next" on every page but the last."""

@@ -41,12 +41,6 @@ public final class Bench {
 		}
 		Sandbox sb = Sandbox.connect();
 		ExecOptions t = new ExecOptions().setArgs(List.of("/bin/true"));
-		// untimed warm-up of every path measured, then a pause: on two cores
-		// the JIT's compiler threads would otherwise take the CPU from the
-		// first timed seconds (they used more than the client's own threads)
-		for (int i = 0; i < 1000; i++)
-			sb.exec(t);
-		stream(sb, Math.min(nbytes, 256L << 20));
 		String name = "bench-java-" + UUID.randomUUID().toString().substring(0, 8);
 		sb.createSession(new CreateSessionOptions().setName(name).setPty(true)
 		    .setCommand("stty raw -echo && printf R && exec cat"));
@@ -61,8 +55,7 @@ public final class Bench {
 					throw new IllegalStateException("no R");
 				seen.append(new String(b, java.nio.charset.StandardCharsets.ISO_8859_1));
 			}
-			keys(h, q, new long[1000]);
-			Thread.sleep(1000);
+			warmUp(sb, t, h, q, Math.min(nbytes, 256L << 20));
 
 			long[] ex = new long[n];
 			for (int i = 0; i < n; i++) {
@@ -79,6 +72,33 @@ public final class Bench {
 			h.detach();
 			sb.deleteSession(name);
 		}
+	}
+
+	/**
+	 * Runs every measured path untimed until the JIT compilers are done
+	 * with them: rounds of 500 execs, a stream and 500 round trips, at
+	 * least two, until a round spends less than a tenth of its time
+	 * compiling (at most 6 rounds), then a second's pause. On two cores the compiler threads
+	 * otherwise take the CPU from the timed figures: a stream's hot path
+	 * runs once per 64 KiB message, and its last compilations still came
+	 * within the first timed GiB after a 256 MiB warm-up.
+	 */
+	private static void warmUp(Sandbox sb, ExecOptions t, SessionAttachHandle h,
+	    BlockingQueue<byte[]> q, long nbytes) throws InterruptedException {
+		java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+		for (int round = 0; round < 6; round++) {
+			long c0 = jit.getTotalCompilationTime(), t0 = System.nanoTime();
+			for (int i = 0; i < 500; i++)
+				sb.exec(t);
+			stream(sb, nbytes);
+			keys(h, q, new long[500]);
+			long compiled = jit.getTotalCompilationTime() - c0;
+			long ms = (System.nanoTime() - t0) / 1000000;
+			System.err.printf("bench: warm-up round %d: %d ms, %d ms compiling%n", round + 1, ms, compiled);
+			if (round > 0 && compiled * 10 < ms)
+				break;
+		}
+		Thread.sleep(1000);
 	}
 
 	/** Reads an exec stream of {@code nbytes} zeros to its exit: GB/s. */

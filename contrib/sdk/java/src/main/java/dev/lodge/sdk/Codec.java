@@ -114,12 +114,25 @@ final class Codec {
 	}
 
 	static Map<String, Object> unpack(byte[] frame, int off, int len) {
-		return unpack(MessagePack.newDefaultUnpacker(frame, off, len));
+		return unpack(ByteBuffer.wrap(frame, off, len));
 	}
 
 	/** Unpacks a message from a buffer (its bin values copied out). */
 	static Map<String, Object> unpack(ByteBuffer frame) {
-		return unpack(MessagePack.newDefaultUnpacker(frame));
+		Map<String, Object> m = FlatDecoder.decode(frame);
+		if (m != null)
+			return m;
+		if (frame.hasArray())
+			return unpackWithCore(frame.array(), frame.arrayOffset() + frame.position(), frame.remaining());
+		// msgpack-core reads native memory only with java.base opened to it
+		byte[] a = new byte[frame.remaining()];
+		frame.get(frame.position(), a);
+		return unpackWithCore(a, 0, a.length);
+	}
+
+	/** Unpacks a message with msgpack-core alone. */
+	static Map<String, Object> unpackWithCore(byte[] frame, int off, int len) {
+		return unpack(MessagePack.newDefaultUnpacker(frame, off, len));
 	}
 
 	private static Map<String, Object> unpack(MessageUnpacker unpacker) {

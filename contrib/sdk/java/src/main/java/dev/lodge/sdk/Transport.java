@@ -10,9 +10,11 @@ import org.eclipse.jetty.client.WWWAuthenticationProtocolHandler;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.io.ArrayByteBufferPool;
 import org.eclipse.jetty.io.ClientConnector;
+import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.eclipse.jetty.websocket.core.WebSocketComponents;
+import org.eclipse.jetty.websocket.core.WebSocketConnection;
 import org.eclipse.jetty.websocket.core.client.WebSocketCoreClient;
 
 /**
@@ -66,6 +68,15 @@ final class Transport {
 		connector.setExecutor(pool);
 		connector.setScheduler(http.getScheduler());
 		ws = new WebSocketCoreClient(http, new WebSocketComponents(null, null, buffers, null, null, pool));
+		ws.addEventListener(new Connection.Listener() {
+			@Override
+			public void onOpened(Connection c) {
+				// reads straight into native memory: a heap buffer is
+				// filled through a temporary native one and copied
+				if (c instanceof WebSocketConnection)
+					((WebSocketConnection) c).setUseInputDirectByteBuffers(true);
+			}
+		});
 		try {
 			http.start();
 			// a 401 reaches the SDK as it is: the daemon sends no challenge

@@ -30,7 +30,7 @@ import org.eclipse.jetty.websocket.core.exception.UpgradeException;
 final class WsConn implements FrameHandler {
 	/** The largest message accepted from the daemon (its output comes in 64 KiB). */
 	private static final long MAX_INCOMING = 64L << 20;
-	private static final int INPUT_BUFFER = 64 * 1024;
+	private static final int INPUT_BUFFER = 512 * 1024;
 
 	/** Receives a connection's messages and its end, on one thread at a time. */
 	interface Handler {
@@ -64,8 +64,10 @@ final class WsConn implements FrameHandler {
 		cfg.setMaxFrameSize(MAX_INCOMING);
 		cfg.setMaxBinaryMessageSize(MAX_INCOMING);
 		cfg.setIdleTimeout(Duration.ZERO); // an attach may be quiet for hours
-		// 64 KiB reads (Jetty's 4 KiB would gather each 64 KiB output
-		// message from 16 of them), and a stdin message in one write
+		// reads of up to 512 KiB, the largest buffer the pool keeps: a
+		// 64 KiB output message and its header fit whole (Jetty copies a
+		// frame split across reads into a buffer of its own), and a busy
+		// stream gives several messages per read; a stdin message in one write
 		cfg.setInputBufferSize(INPUT_BUFFER);
 		cfg.setOutputBufferSize(64 * 1024);
 		req.setConfiguration(cfg);

@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * line with exec p50/p99 (2,000 sequential {@code /bin/true}), the
  * throughput of a 1 GiB exec stream in GB/s (10^9 bytes), and the PTY
  * keystroke round trip (2,000 one-byte echoes), after an untimed warm-up of
- * each (1,000 execs, a 256 MiB stream, 1,000 echoes) and a second's pause.
+ * each (three rounds of 500 execs, a 256 MiB stream and 500 echoes) and a
+ * second's pause.
  * Run: {@code mvn -q compile exec:java}; {@code -Dexec.args="--execs N
  * --keys N --bytes N"} changes the sizes.
  */
@@ -75,28 +76,25 @@ public final class Bench {
 	}
 
 	/**
-	 * Runs every measured path untimed until the JIT compilers are done
-	 * with them: rounds of 500 execs, a stream and 500 round trips, at
-	 * least two, until a round spends less than a tenth of its time
-	 * compiling (at most 6 rounds), then a second's pause. On two cores the compiler threads
-	 * otherwise take the CPU from the timed figures: a stream's hot path
-	 * runs once per 64 KiB message, and its last compilations still came
-	 * within the first timed GiB after a 256 MiB warm-up.
+	 * Runs every measured path untimed, three rounds of 500 execs, a
+	 * stream and 500 round trips, then pauses a second. On two cores the
+	 * JIT's compiler threads otherwise take the CPU from the timed
+	 * figures: a stream's hot path runs once per 64 KiB message, and after
+	 * a single 256 MiB warm-up its methods were still being compiled
+	 * within the timed GiB. Each round's time in compilation goes to
+	 * stderr.
 	 */
 	private static void warmUp(Sandbox sb, ExecOptions t, SessionAttachHandle h,
 	    BlockingQueue<byte[]> q, long nbytes) throws InterruptedException {
 		java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-		for (int round = 0; round < 6; round++) {
+		for (int round = 1; round <= 3; round++) {
 			long c0 = jit.getTotalCompilationTime(), t0 = System.nanoTime();
 			for (int i = 0; i < 500; i++)
 				sb.exec(t);
 			stream(sb, nbytes);
 			keys(h, q, new long[500]);
-			long compiled = jit.getTotalCompilationTime() - c0;
-			long ms = (System.nanoTime() - t0) / 1000000;
-			System.err.printf("bench: warm-up round %d: %d ms, %d ms compiling%n", round + 1, ms, compiled);
-			if (round > 0 && compiled * 10 < ms)
-				break;
+			System.err.printf("bench: warm-up round %d: %d ms, %d ms compiling%n", round,
+			    (System.nanoTime() - t0) / 1000000, jit.getTotalCompilationTime() - c0);
 		}
 		Thread.sleep(1000);
 	}

@@ -2,9 +2,11 @@
  * api.c: the REST calls of the protocol, answered by the front.
  *
  * Requests are checked here (token, route, body) before any worker hears of
- * them.  Calls on one session become control requests to its worker; the
- * worker's reply completes the HTTP reply.  WebSocket upgrades and log
- * requests are handed to the worker whole.
+ * them.  conn.c asks twice, at the head and once the body is in; each
+ * answer is a struct reply that says what the request gets.  Calls on one
+ * session become control requests to its worker, whose answer completes
+ * the HTTP reply later (registry.c, through conn_reply).  WebSocket
+ * upgrades and log requests are handed to the worker whole.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -45,12 +47,12 @@ static const struct field api_resize_fields[] = {
 };
 
 #define API_FIELDS(t)	(t), (sizeof(t) / sizeof((t)[0]))
+#define API_OBJECT	NULL, 0		/* any object: spawnreq checks it */
 
 #define API_WAIT_DEFAULT	30	/* seconds a wait lasts, unless told */
 #define API_WAIT_MAX		3600
 #define API_LIST_MAX		100000	/* sessions in a page */
 
-static int	api_peer_restricted(struct conn *);
 static int	api_peer_owns(struct conn *, struct session *);
 
 /* A ref is an id or a name: the same characters, at most 64 of them. */
@@ -61,83 +63,74 @@ api_ref_valid(const char *ref)
 }
 
 static struct session *
-api_session(struct conn *c)
+api_session(struct conn *c, struct reply *r)
 {
 	struct session	*s;
 
-	if (!api_ref_valid(c->ref)) {
-		conn_reply_error(c, 400, "bad_request",
-		    "invalid session reference: ids and names are 1 to 64 "
-		    "characters of A-Z a-z 0-9 . _ -");
-		return (NULL);
-	}
-	if ((s = registry_find(c->ref)) == NULL || !s->ready || s->gone) {
-		conn_reply_error(c, 404, "not_found",
-		    "session '%s' does not exist", c->ref);
-		return (NULL);
-	}
-	if (!api_peer_owns(c, s)) {
-		conn_reply_error(c, 403, "forbidden", "session '%s' belongs "
-		    "to another user", c->ref);
-		return (NULL);
-	}
-	return (s);
+	if (!api_ref_valid(c->ref))
+		reply_error(r, 400, "bad_request", "invalid session reference: "
+		    "ids and names are 1 to 64 characters of A-Z a-z 0-9 . _ -");
+	else if ((s = registry_find(c->ref)) == NULL || !s->ready || s->gone)
+		reply_error(r, 404, "not_found", "session '%s' does not exist",
+		    c->ref);
+	else if (!api_peer_owns(c, s))
+		reply_error(r, 403, "forbidden", "session '%s' belongs to "
+		    "another user", c->ref);
+	else
+		return (s);
+	return (NULL);
 }
 
-/*
- * Parse the JSON body into msgpack, so one decoder checks every request;
- * with a table, check its fields too (run requests are spawnreq's).
- */
+/* A request body, as msgpack: one decoder checks every request. */
+struct api_body {
+	msgpack_sbuffer		 sb;
+	msgpack_unpacked	 up;
+};
+
+/* Parse the JSON body into b; with a table, check its fields too. */
 static int
-api_body_object(struct conn *c, msgpack_sbuffer *sb, msgpack_unpacked *up,
-    const struct field *fields, size_t nfields)
+api_body_object(struct conn *c, struct api_body *b,
+    const struct field *fields, size_t nfields, struct reply *r)
 {
 	char		 why[512];
 	json_error_t	 err;
 	json_t		*j;
 	msgpack_packer	 pk;
 	size_t		 off = 0;
+	int		 rc = -1;
 
 	if ((j = json_loadb(c->body != NULL ? c->body : "", c->body_len,
 	    JSON_REJECT_DUPLICATES, &err)) == NULL) {
-		conn_reply_error(c, 400, "bad_request",
-		    "malformed JSON: %s (line %d, column %d)", err.text,
-		    err.line, err.column);
+		reply_error(r, 400, "bad_request", "malformed JSON: %s (line "
+		    "%d, column %d)", err.text, err.line, err.column);
 		return (-1);
 	}
-	if (!json_is_object(j)) {
-		json_decref(j);
-		conn_reply_error(c, 400, "bad_request",
+	msgpack_packer_init(&pk, &b->sb, msgpack_sbuffer_write);
+	if (!json_is_object(j))
+		reply_error(r, 400, "bad_request",
 		    "the request body must be a JSON object");
-		return (-1);
-	}
-	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
-	if (jsonmp_pack(&pk, j) == -1) {
-		json_decref(j);
-		conn_reply_error(c, 400, "bad_request", "unusable JSON");
-		return (-1);
-	}
-	json_decref(j);
+	else if (jsonmp_pack(&pk, j) == -1)
+		reply_error(r, 400, "bad_request", "unusable JSON");
 	/* msgpack-c unpacks at most 32 levels; no request needs more. */
-	if (msgpack_unpack_next(up, sb->data, sb->size, &off) !=
-	    MSGPACK_UNPACK_SUCCESS) {
-		conn_reply_error(c, 400, "bad_request", "the request nests "
-		    "too deeply");
-		return (-1);
-	}
-	if (fields != NULL && fields_check(&up->data, fields, nfields, why,
-	    sizeof(why)) == -1) {
-		conn_reply_error(c, 400, "bad_request", "%s", why);
-		return (-1);
-	}
-	return (0);
+	else if (msgpack_unpack_next(&b->up, b->sb.data, b->sb.size, &off) !=
+	    MSGPACK_UNPACK_SUCCESS)
+		reply_error(r, 400, "bad_request",
+		    "the request nests too deeply");
+	else if (fields != NULL && fields_check(&b->up.data, fields, nfields,
+	    why, sizeof(why)) == -1)
+		reply_error(r, 400, "bad_request", "%s", why);
+	else
+		rc = 0;
+	json_decref(j);
+	return (rc);
 }
 
 static void
-api_health(struct conn *c)
+api_health(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
 {
 	/* The same limits as "attached" and "started", and the REST ones. */
-	conn_reply_json(c, 200, json_pack(
+	reply_json(r, 200, json_pack(
 	    "{s:s,s:s,s:i,s:i,s:{s:I,s:I,s:I,s:I}}", "status", "ok",
 	    "version", PACKAGE_VERSION, "protocol", WSMSG_PROTOCOL_VERSION,
 	    "sessions", registry_count(), "limits",
@@ -149,23 +142,22 @@ api_health(struct conn *c)
 
 /* Counters of every session and client: root's and token holders' only. */
 static void
-api_metrics(struct conn *c)
+api_metrics(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
 {
 	char	*body;
 	size_t	 len;
 
-	if (api_peer_restricted(c)) {
-		conn_reply_error(c, 403, "forbidden", "/metrics is for root "
+	if (CONN_RESTRICTED(c))
+		reply_error(r, 403, "forbidden", "/metrics is for root "
 		    "and token holders");
-		return;
+	else if ((body = metrics_render(&len)) == NULL)
+		reply_error(r, 500, "internal", "out of memory");
+	else {
+		reply_body(r, 200, "text/plain; version=0.0.4; charset=utf-8",
+		    body, len);
+		r->owned = body;
 	}
-	if ((body = metrics_render(&len)) == NULL) {
-		conn_reply_error(c, 500, "internal", "out of memory");
-		return;
-	}
-	conn_reply_body(c, 200, "text/plain; version=0.0.4; charset=utf-8",
-	    body, len);
-	free(body);
 }
 
 /* registry_list's filter for a restricted peer: its own sessions. */
@@ -184,22 +176,22 @@ struct list_reader {
 static size_t
 api_list_read(void *arg, char *buf, size_t len)
 {
-	struct list_reader	*r = arg;
+	struct list_reader	*lr = arg;
 
-	if (len > r->l->len - r->off)
-		len = r->l->len - r->off;
-	memcpy(buf, r->l->text + r->off, len);
-	r->off += len;
+	if (len > lr->l->len - lr->off)
+		len = lr->l->len - lr->off;
+	memcpy(buf, lr->l->text + lr->off, len);
+	lr->off += len;
 	return (len);
 }
 
 static void
 api_list_release(void *arg)
 {
-	struct list_reader	*r = arg;
+	struct list_reader	*lr = arg;
 
-	registry_list_done(r->l);
-	free(r);
+	registry_list_done(lr->l);
+	free(lr);
 }
 
 /*
@@ -208,10 +200,11 @@ api_list_release(void *arg)
  * take them all at once.
  */
 static void
-api_list(struct conn *c)
+api_list(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
 {
 	struct conn_source	 src;
-	struct list_reader	*r;
+	struct list_reader	*lr;
 	char			 v[16], after[HTTPHEAD_REF_MAX] = "";
 	char			*end = NULL;
 	long			 limit = 0;
@@ -224,63 +217,55 @@ api_list(struct conn *c)
 			limit = strtol(v, &end, 10);
 		if (end == NULL || *end != '\0' || errno != 0 || limit < 1 ||
 		    limit > API_LIST_MAX) {
-			conn_reply_error(c, 400, "bad_request", "'limit' must "
-			    "be a number of sessions from 1 to %d",
-			    API_LIST_MAX);
+			reply_error(r, 400, "bad_request", "'limit' must be a "
+			    "number of sessions from 1 to %d", API_LIST_MAX);
 			return;
 		}
 	}
 	if ((n = httphead_query(c->h.query, "after", after,
 	    sizeof(after))) != -1 && (limit == 0 || n <= 0 ||
 	    !api_ref_valid(after))) {
-		conn_reply_error(c, 400, "bad_request", "'after' must be a "
+		reply_error(r, 400, "bad_request", "'after' must be a "
 		    "session id, and comes with 'limit'");
 		return;
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL ||
-	    (r->l = registry_list(api_peer_restricted(c) ? api_list_owned :
+	if ((lr = calloc(1, sizeof(*lr))) == NULL ||
+	    (lr->l = registry_list(CONN_RESTRICTED(c) ? api_list_owned :
 	    NULL, c, after, (int)limit)) == NULL) {
-		free(r);
-		conn_reply_error(c, 500, "internal", "out of memory");
+		free(lr);
+		reply_error(r, 500, "internal", "out of memory");
 		return;
 	}
 	/* Sent from the listing itself, which may be shared: no copy of it. */
 	src.read = api_list_read;
 	src.free = api_list_release;
-	src.arg = r;
-	conn_reply_stream(c, 200, "application/json", r->l->len, &src);
+	src.arg = lr;
+	reply_stream(r, 200, "application/json", lr->l->len, &src);
 }
 
-/* A non-root peer on the Unix socket: it may act only as itself. */
-static int
-api_peer_restricted(struct conn *c)
-{
-	return (c->l->is_unix && c->peer_uid != 0);
-}
-
-/* Resolve the user a process runs as; 0, or an HTTP status. */
+/* Resolve the user a process runs as; -1 with the reply if it may not. */
 static int
 api_user(struct conn *c, const char *name, struct passwd *out, char *buf,
-    size_t buflen)
+    size_t buflen, struct reply *r)
 {
 	struct runas_policy	 p;
 	enum runas_verdict	 v;
 
 	p.lodged = geteuid();
-	p.restricted = api_peer_restricted(c);
+	p.restricted = CONN_RESTRICTED(c);
 	p.peer = c->peer_uid;
 	if (pwcache_get(name[0] == '\0' ? NULL : name, runas_default(&p), out,
 	    buf, buflen) == -1) {
 		if (name[0] == '\0')
-			conn_reply_error(c, 500, "internal",
+			reply_error(r, 500, "internal",
 			    "lodged's own user has no passwd entry");
 		else
-			conn_reply_error(c, 422, "spawn_failed",
+			reply_error(r, 422, "spawn_failed",
 			    "unknown user '%s'", name);
 		return (-1);
 	}
 	if ((v = runas_check(&p, out->pw_uid)) != RUNAS_OK) {
-		conn_reply_error(c, 403, "forbidden", "%s", runas_why(v));
+		reply_error(r, 403, "forbidden", "%s", runas_why(v));
 		return (-1);
 	}
 	return (0);
@@ -296,7 +281,7 @@ api_peer_owns(struct conn *c, struct session *s)
 	struct passwd	 pw;
 	char		 buf[4096];
 
-	if (!api_peer_restricted(c))
+	if (!CONN_RESTRICTED(c))
 		return (1);
 	if (s->json == NULL || s->user[0] == '\0')
 		return (0);
@@ -305,11 +290,36 @@ api_peer_owns(struct conn *c, struct session *s)
 	return (pw.pw_uid == c->peer_uid);
 }
 
-static void
-api_create(struct conn *c)
+/* Whether the front may start one more session of req's size. */
+static int
+api_create_allowed(struct spawnreq *req, struct reply *r)
 {
-	msgpack_sbuffer	 body;
-	msgpack_unpacked up;
+	size_t	held = registry_buffer_total();
+
+	if (req->name[0] != '\0' && (registry_name_taken(req->name) ||
+	    registry_find_id(req->name) != NULL))
+		reply_error(r, 409, "conflict", "a session named '%s' "
+		    "exists already", req->name);
+	else if (registry_count() >= front->conf.max_sessions) {
+		metrics_limit(L_MAX_SESSIONS);
+		reply_error(r, 503, "unavailable", "too many sessions "
+		    "(--max-sessions %d)", front->conf.max_sessions);
+	} else if (held > front->conf.buffer_budget ||
+	    req->buffer_size > front->conf.buffer_budget - held)
+		reply_error(r, 503, "unavailable", "the buffer budget is "
+		    "spent: %zu of %zu bytes (--buffer-budget) are held by "
+		    "sessions, this one asks %zu", held,
+		    front->conf.buffer_budget, req->buffer_size);
+	else
+		return (1);
+	return (0);
+}
+
+/* POST /v1/sessions: answered by the new worker's "created". */
+static void
+api_create(struct conn *c, struct session *unused, const msgpack_object *o,
+    struct reply *r)
+{
 	msgpack_packer	*pk;
 	struct proto_out m;
 	struct spawnreq	 req;
@@ -320,52 +330,27 @@ api_create(struct conn *c)
 	size_t		 i;
 	int		 sp[2];
 
-	msgpack_sbuffer_init(&body);
-	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up, NULL, 0) == -1)
-		goto out;
-	if (spawnreq_decode(&up.data, SPAWN_SESSION, front->conf.max_buffer,
-	    &req, why, sizeof(why)) == -1) {
-		conn_reply_error(c, 400, "bad_request", "%s", why);
-		goto out;
+	if (spawnreq_decode(o, SPAWN_SESSION, front->conf.max_buffer, &req,
+	    why, sizeof(why)) == -1) {
+		reply_error(r, 400, "bad_request", "%s", why);
+		return;
 	}
-	if (req.name[0] != '\0' && (registry_name_taken(req.name) ||
-	    registry_find_id(req.name) != NULL)) {
-		conn_reply_error(c, 409, "conflict", "a session named '%s' "
-		    "exists already", req.name);
+	if (!api_create_allowed(&req, r) ||
+	    api_user(c, req.user, &pw, pwbuf, sizeof(pwbuf), r) == -1)
 		goto done;
-	}
-	if (registry_count() >= front->conf.max_sessions) {
-		metrics_limit(L_MAX_SESSIONS);
-		conn_reply_error(c, 503, "unavailable", "too many sessions "
-		    "(--max-sessions %d)", front->conf.max_sessions);
-		goto done;
-	}
-	if (registry_buffer_total() > front->conf.buffer_budget ||
-	    req.buffer_size > front->conf.buffer_budget -
-	    registry_buffer_total()) {
-		conn_reply_error(c, 503, "unavailable", "the buffer budget is "
-		    "spent: %zu of %zu bytes (--buffer-budget) are held by "
-		    "sessions, this one asks %zu", registry_buffer_total(),
-		    front->conf.buffer_budget, req.buffer_size);
-		goto done;
-	}
-	if (api_user(c, req.user, &pw, pwbuf, sizeof(pwbuf)) == -1)
-		goto done;
-
 	arc4random_buf(raw, sizeof(raw));
 	for (i = 0; i < sizeof(raw); i++)
 		snprintf(id + i * 2, 3, "%02x", raw[i]);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
 	    sp) == -1) {
-		conn_reply_error(c, 503, "unavailable", "socketpair: %s",
+		reply_error(r, 503, "unavailable", "socketpair: %s",
 		    strerror(errno));
 		goto done;
 	}
 	if ((s = registry_add(id, req.name, sp[0])) == NULL) {
 		close(sp[0]);
 		close(sp[1]);
-		conn_reply_error(c, 503, "unavailable", "out of memory");
+		reply_error(r, 503, "unavailable", "out of memory");
 		goto done;
 	}
 	registry_set_buffer(s, req.buffer_size);
@@ -378,94 +363,88 @@ api_create(struct conn *c)
 	front_pack_user(pk, &pw);
 	mpack_kv_uint(pk, "bufferMax", front->conf.max_buffer);
 	mpack_str(pk, "req");
-	msgpack_pack_object(pk, up.data);
+	msgpack_pack_object(pk, *o);
 	if (spawner_send(&m, sp[1]) == -1) {
 		registry_remove(s);
-		conn_reply_error(c, 503, "unavailable",
+		reply_error(r, 503, "unavailable",
 		    "cannot start a session worker");
 		goto done;
 	}
 	c->creating = 1;
 	registry_expect(s, c, REGISTRY_CREATE_MS);
+	r->kind = REPLY_WAIT;
 done:
 	spawnreq_free(&req);
-out:
-	msgpack_unpacked_destroy(&up);
-	msgpack_sbuffer_destroy(&body);
 }
 
 static void
-api_exec(struct conn *c)
+api_exec(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
 {
-	msgpack_sbuffer	 body;
-	msgpack_unpacked up;
 	struct spawnreq	 req;
 	struct passwd	 pw;
 	char		 why[512], pwbuf[4096];
 
-	msgpack_sbuffer_init(&body);
-	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up, NULL, 0) == -1)
-		goto out;
-	if (spawnreq_decode(&up.data, SPAWN_EXEC, 0, &req, why,
-	    sizeof(why)) == -1) {
-		conn_reply_error(c, 400, "bad_request", "%s", why);
-		goto out;
+	if (spawnreq_decode(o, SPAWN_EXEC, 0, &req, why, sizeof(why)) == -1) {
+		reply_error(r, 400, "bad_request", "%s", why);
+		return;
 	}
-	if (api_user(c, req.user, &pw, pwbuf, sizeof(pwbuf)) == 0)
-		exec_start(c, &up.data, &pw, &req);
+	if (api_user(c, req.user, &pw, pwbuf, sizeof(pwbuf), r) == 0)
+		exec_start(c, o, &pw, &req, r);
 	spawnreq_free(&req);
-out:
-	msgpack_unpacked_destroy(&up);
-	msgpack_sbuffer_destroy(&body);
 }
 
 /*
- * A worker marked unresponsive gets no more requests until it says
- * something (registry.c asks it, unprompted): 503 at once.
+ * Start a request to s's worker with a fresh id; NULL if it is marked
+ * unresponsive (registry.c asks it, unprompted): 503 at once.
  */
-static int
-api_worker_answers(struct conn *c, struct session *s)
+static msgpack_packer *
+api_ask(struct conn *c, struct session *s, struct proto_out *m,
+    enum proto_type type, struct reply *r)
 {
 	char	why[128];
 
-	if (registry_answers(s))
-		return (1);
-	registry_unanswered(s, why, sizeof(why));
-	conn_reply_error(c, 503, "unavailable", "%s", why);
-	return (0);
-}
-
-/* The session object as the front knows it (see registry_update). */
-void
-api_reply_session(struct conn *c, struct session *s)
-{
-	if (s->json == NULL) {
-		conn_reply_error(c, 500, "internal", "no session object");
-		return;
-	}
-	conn_reply_body(c, 200, "application/json", s->json, s->json_len);
-}
-
-/* Start a request to s's worker with a fresh id; NULL if it is marked. */
-static msgpack_packer *
-api_ask(struct conn *c, struct session *s, struct proto_out *m,
-    enum proto_type type)
-{
-	if (!api_worker_answers(c, s))
+	if (!registry_answers(s)) {
+		registry_unanswered(s, why, sizeof(why));
+		reply_error(r, 503, "unavailable", "%s", why);
 		return (NULL);
+	}
 	c->reqid = registry_next_id();
 	mpack_kv_int(proto_begin(m, type), "id", c->reqid);
 	return (&m->pk);
 }
 
-/* Send it: the reply goes to c. */
+/* Send it: the worker's answer is the reply. */
 static void
-api_forward(struct conn *c, struct session *s, struct proto_out *m)
+api_forward(struct conn *c, struct session *s, struct proto_out *m,
+    struct reply *r)
 {
 	if (registry_request(s, c, m, -1) == -1)
-		conn_reply_error(c, 404, "not_found",
+		reply_error(r, 404, "not_found",
 		    "session '%s' does not exist", c->ref);
+	else
+		r->kind = REPLY_WAIT;
+}
+
+static void
+api_get(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
+{
+	struct proto_out m;
+
+	/* A worker that does not answer: what is known of it. */
+	if (!registry_answers(s))
+		reply_session(r, s);
+	else if (api_ask(c, s, &m, PROTO_INFO, r) != NULL)
+		api_forward(c, s, &m, r);
+}
+
+static void
+api_delete(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
+{
+	r->kind = REPLY_WAIT;
+	registry_delete(s, c);
 }
 
 /*
@@ -473,7 +452,8 @@ api_forward(struct conn *c, struct session *s, struct proto_out *m)
  * its process has exited, or at the timeout with the state it has then.
  */
 static void
-api_wait(struct conn *c, struct session *s)
+api_wait(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
 {
 	char	 v[32], *end = NULL;
 	double	 t = API_WAIT_DEFAULT;
@@ -489,50 +469,56 @@ api_wait(struct conn *c, struct session *s)
 		}
 		if (end == NULL || *end != '\0' || errno != 0 || !(t >= 0) ||
 		    t > API_WAIT_MAX) {
-			conn_reply_error(c, 400, "bad_request", "'timeout' "
-			    "must be a number of seconds from 0 to %d",
-			    API_WAIT_MAX);
+			reply_error(r, 400, "bad_request", "'timeout' must be a "
+			    "number of seconds from 0 to %d", API_WAIT_MAX);
 			return;
 		}
 	}
-	registry_wait(s, c, (int)(t * 1000));
+	if ((int)(t * 1000) == 0 || strcmp(s->state, "exited") == 0)
+		reply_session(r, s);
+	else {
+		registry_expect(s, c, (int)(t * 1000));
+		r->kind = REPLY_WAIT;
+	}
 }
 
 static void
-api_signal(struct conn *c, struct session *s)
+api_signal(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
 {
-	msgpack_sbuffer		 body;
-	msgpack_unpacked	 up;
 	const msgpack_object	*v;
 	struct proto_out	 m;
 	msgpack_packer		*pk;
 
-	msgpack_sbuffer_init(&body);
-	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up, API_FIELDS(api_signal_fields)) ==
-	    -1)
-		goto out;
-	if ((v = mpack_get(&up.data, "signal")) == NULL ||
-	    signame_from_object(v) == -1) {
-		conn_reply_error(c, 400, "bad_request", "'signal' must be a "
-		    "signal name such as \"INT\" or a number from 1 to 64");
-		goto out;
-	}
-	if ((pk = api_ask(c, s, &m, PROTO_SIGNAL)) != NULL) {
+	if ((v = mpack_get(o, "signal")) == NULL ||
+	    signame_from_object(v) == -1)
+		reply_error(r, 400, "bad_request", "'signal' must be a signal "
+		    "name such as \"INT\" or a number from 1 to 64");
+	else if ((pk = api_ask(c, s, &m, PROTO_SIGNAL, r)) != NULL) {
 		mpack_str(pk, "signal");
 		msgpack_pack_object(pk, *v);
-		api_forward(c, s, &m);
+		api_forward(c, s, &m, r);
 	}
-out:
-	msgpack_unpacked_destroy(&up);
-	msgpack_sbuffer_destroy(&body);
+}
+
+/* The bytes of "dataBase64" into raw (b64len + 4 bytes); -1 if invalid. */
+static int
+api_base64(const char *b64, size_t b64len, char *raw)
+{
+	char	*tmp;
+	int	 n;
+
+	if (!base64_valid(b64, b64len) || (tmp = strndup(b64, b64len)) == NULL)
+		return (-1);
+	n = lws_b64_decode_string_len(tmp, (int)b64len, raw, (int)b64len + 4);
+	free(tmp);
+	return (n < 0 || (b64len > 0 && n == 0) ? -1 : n);
 }
 
 static void
-api_input(struct conn *c, struct session *s)
+api_input(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
 {
-	msgpack_sbuffer	 body;
-	msgpack_unpacked up;
 	struct proto_out m;
 	msgpack_packer	*pk;
 	const char	*p, *b64;
@@ -540,86 +526,57 @@ api_input(struct conn *c, struct session *s)
 	char		*raw = NULL;
 	int		 has, hasb64, n;
 
-	msgpack_sbuffer_init(&body);
-	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up, API_FIELDS(api_input_fields)) ==
-	    -1)
-		goto out;
-	has = mpack_get_str(&up.data, "data", &p, &len);
-	hasb64 = mpack_get_str(&up.data, "dataBase64", &b64, &b64len);
+	has = mpack_get_str(o, "data", &p, &len);
+	hasb64 = mpack_get_str(o, "dataBase64", &b64, &b64len);
 	if (has == -1 || hasb64 == -1 || has + hasb64 != 1) {
-		conn_reply_error(c, 400, "bad_request", "give one of 'data' "
+		reply_error(r, 400, "bad_request", "give one of 'data' "
 		    "(a string) or 'dataBase64' (a base64 string)");
-		goto out;
-	}
-	if (hasb64 && !base64_valid(b64, b64len)) {
-		conn_reply_error(c, 400, "bad_request",
-		    "'dataBase64' is not valid base64");
-		goto out;
+		return;
 	}
 	if (hasb64) {
-		char *tmp;
-
-		if ((raw = malloc(b64len + 4)) == NULL ||
-		    (tmp = strndup(b64, b64len)) == NULL) {
-			conn_reply_error(c, 503, "unavailable",
-			    "out of memory");
-			goto out;
+		if ((raw = malloc(b64len + 4)) == NULL) {
+			reply_error(r, 503, "unavailable", "out of memory");
+			return;
 		}
-		n = lws_b64_decode_string_len(tmp, (int)b64len, raw,
-		    (int)b64len + 4);
-		free(tmp);
-		if (n < 0 || (b64len > 0 && n == 0)) {
-			conn_reply_error(c, 400, "bad_request",
+		if ((n = api_base64(b64, b64len, raw)) == -1) {
+			reply_error(r, 400, "bad_request",
 			    "'dataBase64' is not valid base64");
 			goto out;
 		}
 		p = raw;
 		len = (size_t)n;
 	}
-	if ((pk = api_ask(c, s, &m, PROTO_INPUT)) != NULL) {
+	if ((pk = api_ask(c, s, &m, PROTO_INPUT, r)) != NULL) {
 		mpack_kv_bin(pk, "data", p, len);
-		api_forward(c, s, &m);
+		api_forward(c, s, &m, r);
 	}
 out:
 	free(raw);
-	msgpack_unpacked_destroy(&up);
-	msgpack_sbuffer_destroy(&body);
 }
 
 static void
-api_resize(struct conn *c, struct session *s)
+api_resize(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
 {
-	msgpack_sbuffer	 body;
-	msgpack_unpacked up;
 	struct proto_out m;
 	msgpack_packer	*pk;
 	int64_t		 cols, rows;
 
-	msgpack_sbuffer_init(&body);
-	msgpack_unpacked_init(&up);
-	if (api_body_object(c, &body, &up, API_FIELDS(api_resize_fields)) ==
-	    -1)
-		goto out;
-	if (mpack_get_int(&up.data, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) !=
-	    1 || mpack_get_int(&up.data, "rows", 1, SPAWNREQ_SIZE_MAX,
-	    &rows) != 1) {
-		conn_reply_error(c, 400, "bad_request", "'cols' and 'rows' "
-		    "must be integers from 1 to %d", SPAWNREQ_SIZE_MAX);
-		goto out;
-	}
-	if ((pk = api_ask(c, s, &m, PROTO_RESIZE)) != NULL) {
+	if (mpack_get_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) != 1 ||
+	    mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX, &rows) != 1)
+		reply_error(r, 400, "bad_request", "'cols' and 'rows' must be "
+		    "integers from 1 to %d", SPAWNREQ_SIZE_MAX);
+	else if ((pk = api_ask(c, s, &m, PROTO_RESIZE, r)) != NULL) {
 		mpack_kv_int(pk, "cols", cols);
 		mpack_kv_int(pk, "rows", rows);
-		api_forward(c, s, &m);
+		api_forward(c, s, &m, r);
 	}
-out:
-	msgpack_unpacked_destroy(&up);
-	msgpack_sbuffer_destroy(&body);
 }
 
+/* What a worker's answer to c's request (o) means to the client. */
 void
-api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o)
+api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o,
+    struct reply *r)
 {
 	const char	*code = "internal", *msg = "worker failed";
 	char		 codebuf[64], msgbuf[512];
@@ -642,250 +599,176 @@ api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o)
 			metrics_count(M_SESSIONS_CREATED);
 			log_info("session %s%s%s: created", s->id,
 			    s->name[0] != '\0' ? " " : "", s->name);
-			conn_reply_body(c, 201, "application/json", s->json,
-			    s->json_len);
+			reply_session(r, s)->status = 201;
 			return;
 		}
 		if (s != NULL)
 			registry_remove(s);
-		conn_reply_error(c, (int)status, code, "%s", msg);
-		return;
-	}
-	if (status >= 300) {
-		conn_reply_error(c, (int)status, code, "%s", msg);
-		return;
-	}
-	switch (c->route) {
-	case ROUTE_SESSION_GET:
-		/* The registry has just taken the reply's session object. */
-		if (mpack_get(o, "session") == NULL) {
-			conn_reply_error(c, 500, "internal", "no session");
-			return;
+		reply_error(r, (int)status, code, "%s", msg);
+	} else if (status >= 300)
+		reply_error(r, (int)status, code, "%s", msg);
+	else if (c->route == ROUTE_SESSION_GET &&
+	    mpack_get(o, "session") == NULL)
+		reply_error(r, 500, "internal", "no session");
+	/* The registry has just taken the reply's session object. */
+	else if (c->route == ROUTE_SESSION_GET)
+		reply_session(r, s);
+	else {
+		if (c->route == ROUTE_SESSION_DELETE) {
+			log_info("session %s: deleted", s->id);
+			registry_remove(s);
 		}
-		api_reply_session(c, s);
-		return;
-	case ROUTE_SESSION_DELETE:
-		log_info("session %s: deleted", s->id);
-		registry_remove(s);
-		conn_reply_empty(c, 204);
-		return;
-	default:
-		conn_reply_empty(c, 204);
-		return;
+		reply_empty(r, 204);
 	}
 }
 
 /* A WebSocket upgrade or a log request: check it, then hand it over. */
 static void
-api_handoff(struct conn *c)
+api_handoff(struct conn *c, struct reply *r)
 {
 	struct session		*s;
 	struct httphead_attach	 q;
 	const char		*why;
 	char			 whybuf[256];
 
+	c->pass_to = NULL;
 	if (c->route == ROUTE_EXEC_STREAM && c->h.upgrade) {
-		if (conn_handoff_stream(c, api_peer_restricted(c) ?
-		    c->peer_uid : (uid_t)-1) == -1)
-			conn_reply_error(c, 503, "unavailable",
-			    "cannot start an exec stream");
+		r->kind = REPLY_HANDOFF;
 		return;
 	}
-	if (c->route != ROUTE_SESSION_ATTACH && c->route != ROUTE_SESSION_LOG) {
-		conn_reply_error(c, 400, "bad_request", "WebSocket upgrades are "
-		    "for /v1/sessions/{ref}/attach and /v1/exec/stream");
-		return;
-	}
+	if (c->route != ROUTE_SESSION_ATTACH && c->route != ROUTE_SESSION_LOG)
+		reply_error(r, 400, "bad_request", "WebSocket upgrades are for "
+		    "/v1/sessions/{ref}/attach and /v1/exec/stream");
 	/* The worker parses the query again, with the same function. */
-	if (httphead_attach_query(c->h.query, &q, &why) == -1) {
-		conn_reply_error(c, 400, "bad_request", "%s", why);
-		return;
-	}
-	if (c->route == ROUTE_SESSION_ATTACH && !c->h.upgrade) {
-		conn_reply_error(c, 400, "bad_request", "attach is a WebSocket: "
+	else if (httphead_attach_query(c->h.query, &q, &why) == -1)
+		reply_error(r, 400, "bad_request", "%s", why);
+	else if (c->route == ROUTE_SESSION_ATTACH && !c->h.upgrade)
+		reply_error(r, 400, "bad_request", "attach is a WebSocket: "
 		    "send Upgrade: websocket");
-		return;
-	}
-	if (c->route == ROUTE_SESSION_LOG && c->h.upgrade) {
-		conn_reply_error(c, 400, "bad_request",
+	else if (c->route == ROUTE_SESSION_LOG && c->h.upgrade)
+		reply_error(r, 400, "bad_request",
 		    "log is plain HTTP, not a WebSocket");
+	else if ((s = api_session(c, r)) == NULL)
 		return;
-	}
-	if ((s = api_session(c)) == NULL)
-		return;
-	if (registry_handoff_check(s, whybuf, sizeof(whybuf)) == -1) {
-		conn_reply_error(c, 503, "unavailable", "%s", whybuf);
-		return;
-	}
-	if (c->route == ROUTE_SESSION_ATTACH && s->json != NULL &&
+	else if (registry_handoff_check(s, whybuf, sizeof(whybuf)) == -1)
+		reply_error(r, 503, "unavailable", "%s", whybuf);
+	else if (c->route == ROUTE_SESSION_ATTACH && s->json != NULL &&
 	    s->clients >= front->conf.max_clients) {
 		metrics_limit(L_MAX_CLIENTS);
-		conn_reply_error(c, 503, "unavailable", "session '%s' has %d "
+		reply_error(r, 503, "unavailable", "session '%s' has %d "
 		    "clients already (--max-clients)", c->ref,
 		    front->conf.max_clients);
-		return;
+	} else {
+		c->pass_to = s;
+		r->kind = REPLY_HANDOFF;
 	}
-	if (conn_handoff(c, s) == -1)
-		conn_reply_error(c, 503, "unavailable",
-		    "cannot reach the session's worker");
 }
 
-/*
- * Who may ask at all: the token, then the Host and Origin fields.  A
- * refusal closes the connection after its reply, unread (conn.c).
- */
+/* Who may ask at all: the token, then the Host and Origin fields. */
 static int
-api_refused(struct conn *c)
+api_refused(struct conn *c, struct reply *r)
 {
 	const char	*v;
 
-	c->close_after = 1;
-	if (!c->l->is_unix && !auth_check(&c->h)) {
-		conn_reply_error(c, 401, "unauthorized",
-		    "missing or wrong token");
-		return (1);
-	}
-	if (!auth_host_allowed(c->l, &c->h)) {
+	if (!c->l->is_unix && !auth_check(&c->h))
+		reply_error(r, 401, "unauthorized", "missing or wrong token");
+	else if (!auth_host_allowed(c->l, &c->h)) {
 		v = httphead_field(&c->h, "Host");
-		conn_reply_error(c, 403, "forbidden", "Host '%.64s' does not "
-		    "name this server (--allow-host)", v != NULL ? v : "");
-		return (1);
-	}
-	if (!auth_origin_allowed(c->l, &c->h)) {
-		conn_reply_error(c, 403, "forbidden", "origin not allowed "
+		reply_error(r, 403, "forbidden", "Host '%.64s' does not name "
+		    "this server (--allow-host)", v != NULL ? v : "");
+	} else if (!auth_origin_allowed(c->l, &c->h))
+		reply_error(r, 403, "forbidden", "origin not allowed "
 		    "(--allow-origin)");
-		return (1);
-	}
-	c->close_after = 0;
-	return (0);
+	else
+		return (0);
+	return (1);
 }
 
 /*
  * The head is complete: who asks, the route, then hand off or read the
- * body.  Nothing of a body is read for a request that is refused here, so
- * a client without the token costs the front its head and no more.
+ * body.  A refusal here closes the connection after its reply, unread,
+ * so a client without the token costs the front its head and no more.
  */
-static void
-api_head(struct conn *c)
+void
+api_head(struct conn *c, struct reply *r)
 {
-	c->close_after = 0;
 	c->route = httphead_route(c->h.method, c->h.path, c->ref,
 	    sizeof(c->ref));
 	/* The page's own files are public (web.c); what it calls is not. */
-	if (c->route == ROUTE_NONE && web_request(c))
+	if (c->route == ROUTE_NONE && web_request(c, r))
 		return;
-	if (api_refused(c))
-		return;
-	if (c->h.upgrade || c->route == ROUTE_SESSION_LOG ||
+	if (api_refused(c, r))
+		r->close = 1;
+	else if (c->h.upgrade || c->route == ROUTE_SESSION_LOG ||
 	    c->route == ROUTE_SESSION_ATTACH) {
-		c->close_after = 1;	/* if refused: the stream is unusable */
-		api_handoff(c);
-		return;
-	}
-	/* A body left unread cannot be followed by another request. */
-	c->close_after = c->h.content_length > 0 || c->h.chunked;
-	switch (c->route) {
-	case ROUTE_NONE:
-		conn_reply_error(c, 404, "not_found", "no such path: %s",
-		    c->h.path);
-		return;
-	case ROUTE_BAD_METHOD:
-		conn_reply_error(c, 405, "method_not_allowed", "%s is not "
-		    "allowed on %s", c->h.method, c->h.path);
-		return;
-	case ROUTE_EXEC_STREAM:
-		conn_reply_error(c, 400, "bad_request", "exec/stream is a "
+		api_handoff(c, r);
+		r->close = 1;	/* if refused: the stream is unusable */
+	} else if (c->route == ROUTE_NONE)
+		reply_error(r, 404, "not_found", "no such path: %s", c->h.path);
+	else if (c->route == ROUTE_BAD_METHOD)
+		reply_error(r, 405, "method_not_allowed", "%s is not allowed "
+		    "on %s", c->h.method, c->h.path);
+	else if (c->route == ROUTE_EXEC_STREAM)
+		reply_error(r, 400, "bad_request", "exec/stream is a "
 		    "WebSocket: send Upgrade: websocket");
-		return;
-	default:
-		break;
-	}
-	if (!auth_body_type_allowed(c->l, &c->h)) {
-		c->close_after = 1;
-		conn_reply_error(c, 415, "bad_request", "without a token, a "
-		    "request body must be sent as Content-Type: "
-		    "application/json");
-		return;
-	}
-	if (c->h.chunked) {
-		conn_reply_error(c, 411, "bad_request", "chunked bodies are not "
+	else if (!auth_body_type_allowed(c->l, &c->h))
+		reply_error(r, 415, "bad_request", "without a token, a request "
+		    "body must be sent as Content-Type: application/json")->
+		    close = 1;
+	else if (c->h.chunked)
+		reply_error(r, 411, "bad_request", "chunked bodies are not "
 		    "supported: send Content-Length");
-		return;
-	}
-	if (c->h.content_length > (int64_t)front->conf.max_body) {
-		conn_reply_error(c, 413, "payload_too_large", "the body is "
+	else if (c->h.content_length > (int64_t)front->conf.max_body)
+		reply_error(r, 413, "payload_too_large", "the body is "
 		    "larger than %zu bytes", front->conf.max_body);
-		return;
-	}
-	c->close_after = 0;
-	if (conn_start_body(c, c->h.content_length > 0 ?
-	    (size_t)c->h.content_length : 0) == -1) {
-		c->close_after = 1;
-		conn_reply_error(c, 500, "internal", "cannot read the request");
-	}
-}
-
-static void
-api_request(struct conn *c)
-{
-	struct session	*s;
-	struct proto_out m;
-
-	switch (c->route) {
-	case ROUTE_HEALTH:
-		api_health(c);
-		return;
-	case ROUTE_METRICS:
-		api_metrics(c);
-		return;
-	case ROUTE_SESSIONS_LIST:
-		api_list(c);
-		return;
-	case ROUTE_SESSIONS_CREATE:
-		api_create(c);
-		return;
-	case ROUTE_EXEC:
-		api_exec(c);
-		return;
-	default:
-		break;
-	}
-	if ((s = api_session(c)) == NULL)
-		return;
-	switch (c->route) {
-	case ROUTE_SESSION_GET:
-		/* A worker that does not answer: what is known of it. */
-		if (!registry_answers(s))
-			api_reply_session(c, s);
-		else if (api_ask(c, s, &m, PROTO_INFO) != NULL)
-			api_forward(c, s, &m);
-		break;
-	case ROUTE_SESSION_DELETE:
-		registry_delete(s, c);
-		break;
-	case ROUTE_SESSION_WAIT:
-		api_wait(c, s);
-		break;
-	case ROUTE_SESSION_SIGNAL:
-		api_signal(c, s);
-		break;
-	case ROUTE_SESSION_INPUT:
-		api_input(c, s);
-		break;
-	case ROUTE_SESSION_RESIZE:
-		api_resize(c, s);
-		break;
-	default:
-		conn_reply_error(c, 404, "not_found", "no such path");
-		break;
-	}
-}
-
-void
-api_dispatch(struct conn *c)
-{
-	if (c->state == CONN_HEAD)
-		api_head(c);
 	else
-		api_request(c);
+		r->kind = REPLY_BODY;
+}
+
+/* The calls answered once the body is in, in the order they check. */
+static const struct api_call {
+	void	(*fn)(struct conn *, struct session *,
+		    const msgpack_object *, struct reply *);
+	int			 session;	/* on the session {ref} */
+	int			 body;		/* a JSON object */
+	const struct field	*fields;	/* ... with these fields */
+	size_t			 nfields;
+} api_calls[ROUTE_COUNT] = {
+	[ROUTE_HEALTH] =		{ api_health, 0, 0, NULL, 0 },
+	[ROUTE_METRICS] =		{ api_metrics, 0, 0, NULL, 0 },
+	[ROUTE_SESSIONS_LIST] =		{ api_list, 0, 0, NULL, 0 },
+	[ROUTE_SESSIONS_CREATE] =	{ api_create, 0, 1, API_OBJECT },
+	[ROUTE_EXEC] =			{ api_exec, 0, 1, API_OBJECT },
+	[ROUTE_SESSION_GET] =		{ api_get, 1, 0, NULL, 0 },
+	[ROUTE_SESSION_DELETE] =	{ api_delete, 1, 0, NULL, 0 },
+	[ROUTE_SESSION_WAIT] =		{ api_wait, 1, 0, NULL, 0 },
+	[ROUTE_SESSION_SIGNAL] =	{ api_signal, 1, 1,
+					    API_FIELDS(api_signal_fields) },
+	[ROUTE_SESSION_INPUT] =		{ api_input, 1, 1,
+					    API_FIELDS(api_input_fields) },
+	[ROUTE_SESSION_RESIZE] =	{ api_resize, 1, 1,
+					    API_FIELDS(api_resize_fields) },
+};
+
+/* The body is in: the call's answer, or REPLY_WAIT for a worker's. */
+void
+api_request(struct conn *c, struct reply *r)
+{
+	const struct api_call	*call = &api_calls[c->route];
+	struct session		*s = NULL;
+	struct api_body		 b;
+
+	if (call->fn == NULL) {
+		reply_error(r, 404, "not_found", "no such path");
+		return;
+	}
+	if (call->session && (s = api_session(c, r)) == NULL)
+		return;
+	msgpack_sbuffer_init(&b.sb);
+	msgpack_unpacked_init(&b.up);
+	if (!call->body || api_body_object(c, &b, call->fields,
+	    call->nfields, r) == 0)
+		call->fn(c, s, &b.up.data, r);
+	msgpack_unpacked_destroy(&b.up);
+	msgpack_sbuffer_destroy(&b.sb);
 }

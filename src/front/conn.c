@@ -41,6 +41,10 @@
 
 static void	conn_arm_timeout(struct conn *, int seconds);
 static void	conn_source_done(struct conn *);
+static void	conn_fail(struct conn *, int status, const char *code,
+		    const char *why);
+static void	conn_decide_head(struct conn *);
+static void	conn_decide(struct conn *);
 
 static const char *
 conn_reason(int status)
@@ -204,15 +208,13 @@ conn_timeout_cb(lws_sorted_usec_list_t *sul)
 {
 	struct conn	*c = lws_container_of(sul, struct conn, sul);
 
-	if (c->state == CONN_HEAD && c->buflen > 0) {
-		c->close_after = 1;
-		conn_reply_error(c, 408, "request_timeout",
+	if (c->state == CONN_HEAD && c->buflen > 0)
+		conn_fail(c, 408, "request_timeout",
 		    "the request head did not arrive in time");
-	} else if (c->state == CONN_BODY) {
-		c->close_after = 1;
-		conn_reply_error(c, 408, "request_timeout",
+	else if (c->state == CONN_BODY)
+		conn_fail(c, 408, "request_timeout",
 		    "the request body did not arrive in time");
-	} else if (c->state == CONN_WRITE) {
+	else if (c->state == CONN_WRITE) {
 		metrics_limit(L_WRITE_TIMEOUT);
 		log_info("a reply of %zu bytes was not read in %d s "
 		    "(--write-timeout): closed", c->out_len - c->out_off,
@@ -347,8 +349,8 @@ conn_refill(struct conn *c, size_t at)
  * connection from now on: its free runs once the reply is out, or the
  * connection gone.
  */
-void
-conn_reply_stream(struct conn *c, int status, const char *ctype, size_t len,
+static void
+conn_send_stream(struct conn *c, int status, const char *ctype, size_t len,
     const struct conn_source *src)
 {
 	size_t	n;
@@ -373,61 +375,33 @@ conn_reply_stream(struct conn *c, int status, const char *ctype, size_t len,
 	conn_start_write(c);
 }
 
+/*
+ * The one way a reply reaches the connection: api.c's, or one that a
+ * worker or the template completes later (registry.c, exec.c).
+ */
 void
-conn_reply_json(struct conn *c, int status, json_t *j)
+conn_reply(struct conn *c, struct reply *r)
 {
-	char	*s;
-
-	if ((s = json_dumps(j, JSON_COMPACT)) == NULL) {
-		json_decref(j);
-		conn_reply_error(c, 500, "internal", "out of memory");
-		return;
-	}
-	json_decref(j);
-	conn_send(c, status, "application/json", NULL, s, strlen(s));
-	free(s);
-}
-
-void
-conn_reply_error(struct conn *c, int status, const char *code,
-    const char *fmt, ...)
-{
-	char	 raw[512], msg[1024];
-	va_list	 ap;
-	json_t	*j;
-
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	/* A message may quote a client's bytes: JSON strings are UTF-8. */
-	utf8_copy(msg, sizeof(msg), raw, strlen(raw));
-	j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
-	if (j == NULL) {
+	if (r->close)
+		c->close_after = 1;
+	if (r->kind != REPLY_SEND)
 		conn_close(c);
-		return;
-	}
-	conn_reply_json(c, status, j);
+	else if (r->src.read != NULL)
+		conn_send_stream(c, r->status, r->ctype, r->len, &r->src);
+	else
+		conn_send(c, r->status, r->ctype, r->fields[0] != '\0' ?
+		    r->fields : NULL, r->body, r->len);
+	free(r->owned);
 }
 
-void
-conn_reply_body(struct conn *c, int status, const char *ctype,
-    const char *body, size_t len)
+/* What the connection itself refuses: it closes after the reply. */
+static void
+conn_fail(struct conn *c, int status, const char *code, const char *why)
 {
-	conn_send(c, status, ctype, NULL, body != NULL ? body : "", len);
-}
+	struct reply	r;
 
-/* A reply with extra header fields; body NULL sends only the head. */
-void
-conn_reply_fields(struct conn *c, int status, const char *ctype,
-    const char *extra, const char *body, size_t len)
-{
-	conn_send(c, status, ctype, extra, body, len);
-}
-
-void
-conn_reply_empty(struct conn *c, int status)
-{
-	conn_send(c, status, NULL, NULL, "", 0);
+	c->close_after = 1;
+	conn_reply(c, reply_error(&r, status, code, "%s", why));
 }
 
 /* The reply is out and the connection closes: drop what still comes. */
@@ -521,7 +495,7 @@ conn_writeable(struct conn *c)
  * the socket.
  */
 static int
-conn_pass(struct conn *c, struct session *s, uid_t peer)
+conn_pass(struct conn *c, struct session *s)
 {
 	struct proto_out m;
 	msgpack_packer	*pk;
@@ -550,7 +524,7 @@ conn_pass(struct conn *c, struct session *s, uid_t peer)
 	free(head);
 	if (s == NULL) {
 		/* A restricted peer's stream may run only as that peer. */
-		rc = conn_pack_peer(c, pk, peer != (uid_t)-1);
+		rc = peer_pack_limits(c, pk);
 		front_pack_limits(pk);
 		if (rc == 0)
 			rc = spawner_send(&m, fd);
@@ -576,92 +550,6 @@ conn_pass(struct conn *c, struct session *s, uid_t peer)
 	c->closed = 1;
 	lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
 	return (0);
-}
-
-/*
- * The RLIMIT_NPROC of process pid, if it still runs as uid: from
- * /proc/PID/limits, which root may read without CAP_SYS_RESOURCE (that
- * prlimit() would need).  0 or -1.
- */
-static int
-conn_peer_nproc(pid_t pid, uid_t uid, struct rlimit *rl)
-{
-	FILE		*f;
-	char		 path[64], line[256], soft[32], hard[32];
-	unsigned int	 r, e;
-	int		 found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (pid <= 0 || (f = fopen(path, "re")) == NULL)
-		return (-1);
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "Uid: %u %u", &r, &e) == 2)
-			found = (e == uid);
-	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
-	if (!found || (f = fopen(path, "re")) == NULL)
-		return (-1);
-	found = 0;
-	while (!found && fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, "Max processes ", 14) != 0 ||
-		    sscanf(line + 14, "%31s %31s", soft, hard) != 2)
-			continue;
-		rl->rlim_cur = strcmp(soft, "unlimited") == 0 ? RLIM_INFINITY :
-		    strtoull(soft, NULL, 10);
-		rl->rlim_max = strcmp(hard, "unlimited") == 0 ? RLIM_INFINITY :
-		    strtoull(hard, NULL, 10);
-		found = 1;
-	}
-	fclose(f);
-	return (found ? 0 : -1);
-}
-
-/*
- * What the template needs to hold a restricted peer to its own limits, as
- * three map entries: its uid ("peerUid", -1 for others), the RLIMIT_NPROC
- * of the process that connected, read now ("peerNproc", nil for others),
- * and the per-user cap ("peerMax").  -1 when that process is gone (or is
- * someone else's now): its limit is unknown, so the request is refused.
- */
-int
-conn_pack_peer(struct conn *c, msgpack_packer *pk, int restricted)
-{
-	struct rlimit	rl;
-	int		rc = 0;
-
-	mpack_kv_int(pk, "peerUid", restricted ? (int64_t)c->peer_uid : -1);
-	mpack_kv_int(pk, "peerMax", front->conf.max_execs_per_user);
-	mpack_str(pk, "peerNproc");
-	if (!restricted) {
-		msgpack_pack_nil(pk);
-		return (0);
-	}
-	if (conn_peer_nproc(c->peer_pid, c->peer_uid, &rl) == -1) {
-		rl.rlim_cur = rl.rlim_max = 0;
-		rc = -1;
-	}
-	msgpack_pack_array(pk, 2);
-	if (rl.rlim_cur == RLIM_INFINITY)
-		msgpack_pack_int64(pk, -1);
-	else
-		msgpack_pack_uint64(pk, rl.rlim_cur);
-	if (rl.rlim_max == RLIM_INFINITY)
-		msgpack_pack_int64(pk, -1);
-	else
-		msgpack_pack_uint64(pk, rl.rlim_max);
-	return (rc);
-}
-
-int
-conn_handoff(struct conn *c, struct session *s)
-{
-	return (conn_pass(c, s, (uid_t)-1));
-}
-
-int
-conn_handoff_stream(struct conn *c, uid_t peer)
-{
-	return (conn_pass(c, NULL, peer));
 }
 
 /* Wait for more of a head: RCVLOWAT on TCP, a short retry elsewhere. */
@@ -719,16 +607,13 @@ conn_head(struct conn *c)
 		}
 		return;
 	case HTTPHEAD_TOO_LARGE:
-		c->close_after = 1;
-		conn_reply_error(c, 431, "header_too_large", "%s", why);
+		conn_fail(c, 431, "header_too_large", why);
 		return;
 	case HTTPHEAD_BAD_VERSION:
-		c->close_after = 1;
-		conn_reply_error(c, 505, "bad_request", "%s", why);
+		conn_fail(c, 505, "bad_request", why);
 		return;
 	case HTTPHEAD_BAD:
-		c->close_after = 1;
-		conn_reply_error(c, 400, "bad_request", "%s", why);
+		conn_fail(c, 400, "bad_request", why);
 		return;
 	case HTTPHEAD_OK:
 		break;
@@ -742,7 +627,7 @@ conn_head(struct conn *c)
 	}
 	c->peek_tries = 0;
 	c->keep_alive = c->h.keep_alive;
-	api_dispatch(c);
+	conn_decide_head(c);
 }
 
 static void
@@ -755,8 +640,7 @@ conn_peek_retry_cb(lws_sorted_usec_list_t *sul)
 	lws_rx_flow_control(c->wsi, 1);
 	if (c->peek_tries * CONN_PEEK_RETRY_MS >
 	    front->conf.head_timeout * 1000) {
-		c->close_after = 1;
-		conn_reply_error(c, 408, "request_timeout",
+		conn_fail(c, 408, "request_timeout",
 		    "the request head did not arrive in time");
 		return;
 	}
@@ -780,10 +664,8 @@ conn_body(struct conn *c)
 		return;
 	}
 	c->body_len += (size_t)n;
-	if (c->body_len == c->body_want) {
-		lws_sul_cancel(&c->sul);
-		api_dispatch(c);
-	}
+	if (c->body_len == c->body_want)
+		conn_decide(c);
 }
 
 /*
@@ -791,7 +673,7 @@ conn_body(struct conn *c)
  * in the same segments (already in c->buf), so a small request needs no
  * second trip through the loop.
  */
-int
+static int
 conn_start_body(struct conn *c, size_t len)
 {
 	size_t	have = 0;
@@ -809,12 +691,56 @@ conn_start_body(struct conn *c, size_t len)
 	c->body_want = len;
 	c->body[len] = '\0';
 	c->state = CONN_BODY;
-	if (have == len) {
-		lws_sul_cancel(&c->sul);
-		api_dispatch(c);
-	} else
+	if (have == len)
+		conn_decide(c);
+	else
 		conn_arm_timeout(c, front->conf.head_timeout * 3);
 	return (0);
+}
+
+/*
+ * The head is complete: api.c says what the request gets, and conn.c
+ * does it.  Nothing of a body is read for a request refused here.
+ */
+static void
+conn_decide_head(struct conn *c)
+{
+	struct reply	r;
+
+	api_head(c, &r);
+	switch (r.kind) {
+	case REPLY_BODY:
+		if (conn_start_body(c, c->h.content_length > 0 ?
+		    (size_t)c->h.content_length : 0) == -1)
+			conn_fail(c, 500, "internal", "cannot read the request");
+		break;
+	case REPLY_HANDOFF:
+		if (conn_pass(c, c->pass_to) == -1)
+			conn_fail(c, 503, "unavailable", c->pass_to == NULL ?
+			    "cannot start an exec stream" :
+			    "cannot reach the session's worker");
+		break;
+	default:
+		/* A body left unread cannot be followed by another request. */
+		if (c->h.content_length > 0 || c->h.chunked)
+			c->close_after = 1;
+		conn_reply(c, &r);
+		break;
+	}
+}
+
+/* The body is in: the request's answer, now or through conn_reply. */
+static void
+conn_decide(struct conn *c)
+{
+	struct reply	r;
+
+	lws_sul_cancel(&c->sul);
+	/* Before api.c decides: a worker's answer may come while it does. */
+	c->state = CONN_WAIT;
+	api_request(c, &r);
+	if (r.kind != REPLY_WAIT)
+		conn_reply(c, &r);
 }
 
 void

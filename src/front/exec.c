@@ -228,6 +228,7 @@ exec_exited(void *arg, const msgpack_object *o, int *fds)
 	struct exec_call	*e;
 	struct conn		*c;
 	struct conn_source	 src;
+	struct reply		 r;
 	struct timespec		 t1;
 	const msgpack_object	*v;
 	const char		*sig;
@@ -274,7 +275,7 @@ exec_exited(void *arg, const msgpack_object *o, int *fds)
 	src.read = exec_reply_read;
 	src.free = exec_release;
 	src.arg = e;
-	conn_reply_stream(c, 200, "application/json", len, &src);
+	conn_reply(c, reply_stream(&r, 200, "application/json", len, &src));
 }
 
 /* The template could not start the command, or a limit refused it. */
@@ -282,6 +283,7 @@ void
 exec_spawned(void *arg, const msgpack_object *o, int *fds)
 {
 	struct exec_call	*e;
+	struct reply		 r;
 	const char		*msg;
 	size_t			 len;
 	int64_t			 status = 422;
@@ -297,8 +299,8 @@ exec_spawned(void *arg, const msgpack_object *o, int *fds)
 	}
 	(void)mpack_get_int(o, "status", 400, 599, &status);
 	if (e->conn != NULL)
-		conn_reply_error(e->conn, (int)status, status == 503 ?
-		    "unavailable" : "spawn_failed", "%.*s", (int)len, msg);
+		conn_reply(e->conn, reply_error(&r, (int)status, status == 503 ?
+		    "unavailable" : "spawn_failed", "%.*s", (int)len, msg));
 	exec_free(e);
 }
 
@@ -307,11 +309,12 @@ void
 exec_template_lost(void)
 {
 	struct exec_call	*e;
+	struct reply		 r;
 
 	while ((e = LIST_FIRST(&exec_calls)) != NULL) {
 		if (e->conn != NULL)
-			conn_reply_error(e->conn, 500, "internal",
-			    "the worker template exited");
+			conn_reply(e->conn, reply_error(&r, 500, "internal",
+			    "the worker template exited"));
 		exec_free(e);
 	}
 }
@@ -329,16 +332,17 @@ exec_conn_closed(struct exec_call *e)
 	(void)spawner_send(&m, -1);
 }
 
+/* Start the call: the template's "exited" or "spawned" answers it. */
 void
 exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
-    struct spawnreq *req)
+    struct spawnreq *req, struct reply *r)
 {
 	struct exec_call	*e;
 	struct proto_out	 m;
 	msgpack_packer		*pk;
 
 	if ((e = calloc(1, sizeof(*e))) == NULL) {
-		conn_reply_error(c, 503, "unavailable", "out of memory");
+		reply_error(r, 503, "unavailable", "out of memory");
 		return;
 	}
 	e->id = ++exec_ids;
@@ -351,40 +355,36 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 		e->max_output = front->conf.max_output;
 	e->reserved = e->max_output * 2;
 	if (e->reserved > front->conf.exec_memory - exec_reserved) {
-		conn_reply_error(c, 503, "unavailable", "the exec calls in "
-		    "flight hold their output budget (--exec-memory %zu "
-		    "bytes, twice maxOutputBytes a call): retry, or ask for "
-		    "less maxOutputBytes", front->conf.exec_memory);
+		reply_error(r, 503, "unavailable", "the exec calls in flight "
+		    "hold their output budget (--exec-memory %zu bytes, twice "
+		    "maxOutputBytes a call): retry, or ask for less "
+		    "maxOutputBytes", front->conf.exec_memory);
 		free(e);
 		return;
 	}
-	exec_reserved += e->reserved;
-	clock_gettime(CLOCK_MONOTONIC, &e->t0);
-
 	pk = proto_begin(&m, PROTO_EXEC);
 	mpack_kv_int(pk, "id", e->id);
 	mpack_kv_int(pk, "maxOutput", (int64_t)e->max_output);
 	front_pack_user(pk, pw);
-	if (conn_pack_peer(c, pk, c->l->is_unix && c->peer_uid != 0) ==
-	    -1) {
+	if (peer_pack_limits(c, pk) == -1) {
 		proto_free(&m);
-		exec_reserved -= e->reserved;
+		reply_error(r, 503, "unavailable", "cannot read the process "
+		    "limit of the connecting process");
 		free(e);
-		conn_reply_error(c, 503, "unavailable", "cannot read the "
-		    "process limit of the connecting process");
 		return;
 	}
 	mpack_str(pk, "req");
 	msgpack_pack_object(pk, *o);
 	if (spawner_send(&m, -1) == -1) {
-		exec_reserved -= e->reserved;
+		reply_error(r, 503, "unavailable",
+		    "the worker template does not answer");
 		free(e);
-		conn_reply_error(c, 503, "unavailable", "the worker template "
-		    "does not answer");
 		return;
 	}
+	exec_reserved += e->reserved;
+	clock_gettime(CLOCK_MONOTONIC, &e->t0);
 	LIST_INSERT_HEAD(&exec_calls, e, entry);
 	c->exec = e;
-	c->state = CONN_WAIT;
+	r->kind = REPLY_WAIT;
 	metrics_count(M_EXECS_STARTED);
 }

@@ -125,12 +125,41 @@ struct peer_key {
 struct session;
 struct peer;
 
-/* What produces a streamed reply (conn_reply_stream). */
+/* What produces a streamed reply (reply_stream). */
 struct conn_source {
 	size_t		(*read)(void *, char *, size_t);
 	void		(*free)(void *);
 	void		 *arg;
 };
+
+/*
+ * What a request gets: a reply to send now, or the body to read first,
+ * or a wait for a worker or the template (whose answer comes through
+ * conn_reply), or the connection passed on to c->pass_to's worker (NULL:
+ * an exec stream, to the template).
+ */
+enum reply_kind {
+	REPLY_CLOSE,		/* nothing can be said: close */
+	REPLY_SEND,
+	REPLY_BODY,
+	REPLY_WAIT,
+	REPLY_HANDOFF,
+};
+
+struct reply {
+	enum reply_kind		 kind;
+	int			 status;
+	int			 close;		/* the connection closes after */
+	const char		*ctype;
+	char			 fields[1024];	/* extra header lines */
+	const char		*body;		/* NULL: the head only */
+	size_t			 len;		/* the body's, sent or not */
+	char			*owned;		/* freed once it is sent */
+	struct conn_source	 src;		/* else the body, as it goes */
+};
+
+/* A non-root peer on the Unix socket: it may act only as itself. */
+#define CONN_RESTRICTED(c)	((c)->l->is_unix && (c)->peer_uid != 0)
 
 struct conn {
 	struct front_fd		 ffd;
@@ -161,6 +190,7 @@ struct conn {
 	int			 close_after;
 	int			 closed;
 	struct session		*waiting;	/* session whose reply we await */
+	struct session		*pass_to;	/* REPLY_HANDOFF's worker */
 	int64_t			 reqid;
 	int			 creating;	/* waits for "created" */
 	struct exec_call	*exec;		/* POST /v1/exec in flight */
@@ -249,6 +279,7 @@ int	peer_key_of(int fd, int is_unix, struct peer_key *);
 int	peer_count(const struct peer_key *);
 struct peer *peer_hold(const struct peer_key *);
 void	peer_release(struct peer *);
+int	peer_pack_limits(const struct conn *, msgpack_packer *);
 
 /* rundir.c */
 int	rundir_open(void);
@@ -258,34 +289,34 @@ void	notify_ready(void);
 void	notify_stopping(void);
 int	notify_listeners(void);
 
-/* conn.c */
+/* conn.c: reads requests, sends the replies it is given */
 struct conn *conn_new(int fd, struct listener *);
 void	conn_readable(struct conn *);
 void	conn_writeable(struct conn *);
 void	conn_closed(struct conn *);
-void	conn_reply_json(struct conn *, int status, json_t *);
-void	conn_reply_error(struct conn *, int status, const char *code,
-	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-void	conn_reply_empty(struct conn *, int status);
-void	conn_reply_body(struct conn *, int status, const char *ctype,
+void	conn_reply(struct conn *, struct reply *);
+
+/* reply.c */
+struct reply *reply_body(struct reply *, int status, const char *ctype,
 	    const char *body, size_t len);
-void	conn_reply_fields(struct conn *, int status, const char *ctype,
-	    const char *extra, const char *body, size_t len);
-void	conn_reply_stream(struct conn *, int status, const char *ctype,
+struct reply *reply_head(struct reply *, int status, const char *ctype,
+	    size_t len);
+struct reply *reply_empty(struct reply *, int status);
+struct reply *reply_json(struct reply *, int status, json_t *);
+struct reply *reply_error(struct reply *, int status, const char *code,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+struct reply *reply_session(struct reply *, struct session *);
+struct reply *reply_stream(struct reply *, int status, const char *ctype,
 	    size_t len, const struct conn_source *);
-int	conn_handoff(struct conn *, struct session *);
-int	conn_handoff_stream(struct conn *, uid_t peer);
-int	conn_pack_peer(struct conn *, msgpack_packer *, int restricted);
-int	conn_start_body(struct conn *, size_t);
 
 /* web.c */
-int	web_request(struct conn *);
+int	web_request(struct conn *, struct reply *);
 
-/* api.c */
-void	api_dispatch(struct conn *);
+/* api.c: decides what a request gets (struct reply's kind) */
+void	api_head(struct conn *, struct reply *);
+void	api_request(struct conn *, struct reply *);
 void	api_worker_reply(struct conn *, struct session *,
-	    const msgpack_object *);
-void	api_reply_session(struct conn *, struct session *);
+	    const msgpack_object *, struct reply *);
 
 /* registry.c */
 struct session *registry_find(const char *ref);
@@ -322,7 +353,6 @@ int	registry_handoff_check(struct session *, char *why, size_t);
 void	registry_unanswered(struct session *, char *why, size_t);
 void	registry_handoff_sent(struct session *);
 void	registry_expect(struct session *, struct conn *, int ms);
-void	registry_wait(struct session *, struct conn *, int timeout_ms);
 void	registry_delete(struct session *, struct conn *);
 void	registry_kill(struct session *);
 void	registry_connect(struct session *);
@@ -355,7 +385,7 @@ struct passwd;
 struct spawnreq;
 
 void	exec_start(struct conn *, const msgpack_object *,
-	    const struct passwd *, struct spawnreq *);
+	    const struct passwd *, struct spawnreq *, struct reply *);
 void	exec_output(void *, const msgpack_object *, int *);
 void	exec_spawned(void *, const msgpack_object *, int *);
 void	exec_exited(void *, const msgpack_object *, int *);

@@ -414,12 +414,21 @@ front_find_worker(void)
 void
 front_pack_limits(msgpack_packer *pk)
 {
+	const struct {
+		const char	*key;
+		int64_t		 value;
+	} limits[] = {
+		{ "maxClients", front->conf.max_clients },
+		{ "messageMax", (int64_t)front->conf.max_message },
+		{ "ping", front->conf.ping },
+		{ "exitedTtl", front->conf.exited_ttl },
+	};
+	size_t	i, n = sizeof(limits) / sizeof(limits[0]);
+
 	mpack_str(pk, "limits");
-	msgpack_pack_map(pk, 4);
-	mpack_kv_int(pk, "maxClients", front->conf.max_clients);
-	mpack_kv_int(pk, "messageMax", (int64_t)front->conf.max_message);
-	mpack_kv_int(pk, "ping", front->conf.ping);
-	mpack_kv_int(pk, "exitedTtl", front->conf.exited_ttl);
+	msgpack_pack_map(pk, n);
+	for (i = 0; i < n; i++)
+		mpack_kv_int(pk, limits[i].key, limits[i].value);
 }
 
 /* Who a worker or a command runs as, sent with spawn and exec. */

@@ -610,17 +610,19 @@ static void
 registry_answer_gone(struct session *s)
 {
 	struct conn	*c;
+	struct reply	 r;
 
 	while ((c = LIST_FIRST(&s->waiters)) != NULL) {
 		registry_cancel(c);
 		if (c->creating)
-			conn_reply_error(c, 500, "internal",
+			reply_error(&r, 500, "internal",
 			    "the session's worker failed to start");
 		else if (c->route == ROUTE_SESSION_DELETE)
-			conn_reply_empty(c, 204);
+			reply_empty(&r, 204);
 		else
-			conn_reply_error(c, 404, "not_found",
+			reply_error(&r, 404, "not_found",
 			    "session '%s' does not exist", c->ref);
+		conn_reply(c, &r);
 	}
 }
 
@@ -629,16 +631,15 @@ static void
 registry_answer_delete(struct session *s, int status, const char *why)
 {
 	struct conn	*c, *next;
+	struct reply	 r;
 
 	for (c = LIST_FIRST(&s->waiters); c != NULL; c = next) {
 		next = LIST_NEXT(c, wait_entry);
 		if (c->route != ROUTE_SESSION_DELETE)
 			continue;
 		registry_cancel(c);
-		if (status == 204)
-			conn_reply_empty(c, 204);
-		else
-			conn_reply_error(c, status, "unavailable", "%s", why);
+		conn_reply(c, reply_error(&r, status, "unavailable", "%s",
+		    why));
 	}
 }
 
@@ -657,6 +658,7 @@ static void
 registry_update(struct session *s, const msgpack_object *obj)
 {
 	struct conn	*c, *next;
+	struct reply	 r;
 	json_t		*j;
 	int64_t		 size;
 
@@ -677,7 +679,7 @@ registry_update(struct session *s, const msgpack_object *obj)
 		next = LIST_NEXT(c, wait_entry);
 		if (c->route == ROUTE_SESSION_WAIT) {
 			registry_cancel(c);
-			api_reply_session(c, s);
+			conn_reply(c, reply_session(&r, s));
 		}
 	}
 }
@@ -760,6 +762,7 @@ registry_created(void *arg, const msgpack_object *o, int *fds)
 {
 	struct session	*s = arg;
 	struct conn	*c;
+	struct reply	 r;
 	int64_t		 status = 500, id = 0;
 
 	(void)fds;
@@ -775,7 +778,8 @@ registry_created(void *arg, const msgpack_object *o, int *fds)
 			break;
 	if (c != NULL) {
 		registry_cancel(c);
-		api_worker_reply(c, s, o);
+		api_worker_reply(c, s, o, &r);
+		conn_reply(c, &r);
 	} else if (status != 201)
 		registry_remove(s);
 	else
@@ -836,6 +840,7 @@ registry_reply(void *arg, const msgpack_object *o, int *fds)
 {
 	struct session	*s = arg;
 	struct conn	*c;
+	struct reply	 r;
 	int64_t		 id = 0;
 
 	(void)fds;
@@ -863,7 +868,8 @@ registry_reply(void *arg, const msgpack_object *o, int *fds)
 	if (c == NULL)
 		return;		/* its client has gone */
 	registry_cancel(c);
-	api_worker_reply(c, s, o);
+	api_worker_reply(c, s, o, &r);
+	conn_reply(c, &r);
 }
 
 /* What the front takes from a session worker: the allow-list. */
@@ -879,7 +885,6 @@ static void
 registry_park(struct session *s, struct conn *c)
 {
 	c->waiting = s;
-	c->state = CONN_WAIT;
 	LIST_INSERT_HEAD(&s->waiters, c, wait_entry);
 }
 
@@ -927,17 +932,6 @@ registry_expect(struct session *s, struct conn *c, int ms)
 	    (lws_usec_t)ms * LWS_US_PER_MS);
 }
 
-/* GET /v1/sessions/{ref}/wait: answered when s exits, or at the timeout. */
-void
-registry_wait(struct session *s, struct conn *c, int timeout_ms)
-{
-	if (timeout_ms == 0 || strcmp(s->state, "exited") == 0) {
-		api_reply_session(c, s);
-		return;
-	}
-	registry_expect(s, c, timeout_ms);
-}
-
 void
 registry_cancel(struct conn *c)
 {
@@ -953,34 +947,28 @@ registry_deadline_cb(lws_sorted_usec_list_t *sul)
 {
 	struct conn	*c = lws_container_of(sul, struct conn, sul);
 	struct session	*s = c->waiting;
+	struct reply	 r;
 
 	if (s == NULL)
 		return;
 	registry_cancel(c);
 	if (c->route == ROUTE_SESSION_WAIT) {
-		api_reply_session(c, s);
+		conn_reply(c, reply_session(&r, s));
 		return;
 	}
 	registry_set_responsive(s, 0);
-	if (c->creating) {
-		c->creating = 0;
-		conn_reply_error(c, 503, "unavailable",
-		    "session worker is not responding");
-		return;
-	}
-	switch (c->route) {
-	case ROUTE_SESSION_GET:
-		api_reply_session(c, s);
-		break;
-	case ROUTE_SESSION_DELETE:
+	if (!c->creating && c->route == ROUTE_SESSION_DELETE) {
 		registry_park(s, c);	/* answered once the worker is gone */
 		registry_kill(s);
-		break;
-	default:
-		conn_reply_error(c, 503, "unavailable",
-		    "session worker is not responding");
-		break;
+		return;
 	}
+	if (!c->creating && c->route == ROUTE_SESSION_GET)
+		reply_session(&r, s);
+	else
+		reply_error(&r, 503, "unavailable",
+		    "session worker is not responding");
+	c->creating = 0;
+	conn_reply(c, &r);
 }
 
 /* Why s's worker is asked nothing now. */
@@ -1279,6 +1267,7 @@ void
 registry_closed(struct session *s)
 {
 	struct conn	*c, *next;
+	struct reply	 r;
 
 	s->link = NULL;
 	s->ctl.fd = -1;		/* link.c closed it */
@@ -1307,8 +1296,8 @@ registry_closed(struct session *s)
 		    c->route == ROUTE_SESSION_DELETE)
 			continue;
 		registry_cancel(c);
-		conn_reply_error(c, 503, "unavailable",
-		    "session worker is not responding");
+		conn_reply(c, reply_error(&r, 503, "unavailable",
+		    "session worker is not responding"));
 	}
 	LIST_FOREACH(c, &s->waiters, wait_entry)
 		if (c->route == ROUTE_SESSION_DELETE)

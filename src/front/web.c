@@ -76,19 +76,38 @@ web_type(const char *path)
 	return ("application/octet-stream");
 }
 
+/* A reply with the page's header fields; body NULL sends only the head. */
+static void
+web_reply(struct reply *r, int status, const char *ctype, const char *fields,
+    char *body, size_t len)
+{
+	if (body != NULL)
+		reply_body(r, status, ctype, body, len)->owned = body;
+	else
+		reply_head(r, status, ctype, len);
+	strlcpy(r->fields, fields, sizeof(r->fields));
+}
+
 /* A small HTML page for an error: it needs no style and no script. */
 static void
-web_error(struct conn *c, int status, const char *title, const char *text,
+web_error(struct reply *r, int status, const char *title, const char *text,
     int head_only)
 {
-	char	body[1024];
-	int	n;
+	char	*body;
+	int	 n;
 
-	n = snprintf(body, sizeof(body), "<!DOCTYPE html>\n<html><head>"
-	    "<meta charset=\"utf-8\"><title>%s</title></head>\n<body><h1>%s"
-	    "</h1>\n<p>%s</p></body></html>\n", title, title, text);
-	conn_reply_fields(c, status, "text/html; charset=utf-8", WEB_FIELDS,
-	    head_only ? NULL : body, (size_t)n);
+	if ((n = asprintf(&body, "<!DOCTYPE html>\n<html><head><meta "
+	    "charset=\"utf-8\"><title>%s</title></head>\n<body><h1>%s</h1>\n"
+	    "<p>%s</p></body></html>\n", title, title, text)) == -1) {
+		reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	if (head_only) {
+		free(body);
+		body = NULL;
+	}
+	web_reply(r, status, "text/html; charset=utf-8", WEB_FIELDS, body,
+	    (size_t)n);
 }
 
 /* The path below the root, or NULL when it names no file. */
@@ -150,7 +169,7 @@ web_read(int fd, size_t size)
 }
 
 static void
-web_file(struct conn *c, const char *rel, int head_only)
+web_file(struct conn *c, const char *rel, int head_only, struct reply *r)
 {
 	struct stat	 st;
 	struct tm	 tm;
@@ -161,7 +180,7 @@ web_file(struct conn *c, const char *rel, int head_only)
 
 	if ((root = open(front->conf.web_root, O_PATH | O_DIRECTORY |
 	    O_CLOEXEC)) == -1) {
-		web_error(c, 404, "No web terminal here", "lodged has no "
+		web_error(r, 404, "No web terminal here", "lodged has no "
 		    "page to serve: its web root (--web-root) is missing.",
 		    head_only);
 		return;
@@ -174,14 +193,14 @@ web_file(struct conn *c, const char *rel, int head_only)
 			log_warn("web root: %s", rel);
 		if (fd != -1)
 			close(fd);
-		web_error(c, 404, "Not found", "No such file.", head_only);
+		web_error(r, 404, "Not found", "No such file.", head_only);
 		return;
 	}
 	if (st.st_size > WEB_FILE_MAX) {
 		close(fd);
 		log_warnx("web root: %s is larger than %d bytes", rel,
 		    WEB_FILE_MAX);
-		web_error(c, 404, "Not found", "No such file.", head_only);
+		web_error(r, 404, "Not found", "No such file.", head_only);
 		return;
 	}
 	snprintf(etag, sizeof(etag), "\"%llx-%lx-%llx\"",
@@ -195,20 +214,17 @@ web_file(struct conn *c, const char *rel, int head_only)
 	inm = httphead_field(&c->h, "If-None-Match");
 	if (inm != NULL && strcmp(inm, etag) == 0) {
 		close(fd);
-		conn_reply_fields(c, 304, NULL, fields, NULL,
-		    (size_t)st.st_size);
+		web_reply(r, 304, NULL, fields, NULL, (size_t)st.st_size);
 		return;
 	}
 	if (!head_only && (body = web_read(fd, (size_t)st.st_size)) == NULL) {
 		close(fd);
 		log_warn("web root: %s", rel);
-		conn_reply_error(c, 500, "internal", "cannot read the file");
+		reply_error(r, 500, "internal", "cannot read the file");
 		return;
 	}
 	close(fd);
-	conn_reply_fields(c, 200, web_type(rel), fields, body,
-	    (size_t)st.st_size);
-	free(body);
+	web_reply(r, 200, web_type(rel), fields, body, (size_t)st.st_size);
 }
 
 /*
@@ -216,7 +232,7 @@ web_file(struct conn *c, const char *rel, int head_only)
  * API call.  The Unix socket has no page, and --no-web none anywhere.
  */
 int
-web_request(struct conn *c)
+web_request(struct conn *c, struct reply *r)
 {
 	const char	*path = c->h.path, *rel;
 	int		 head_only;
@@ -226,23 +242,16 @@ web_request(struct conn *c)
 	if (strcmp(path, "/") != 0 && strcmp(path, "/ui") != 0 &&
 	    strncmp(path, WEB_PREFIX, strlen(WEB_PREFIX)) != 0)
 		return (0);
-	/* A body is not read: the connection cannot carry another request. */
-	c->close_after = c->h.content_length > 0 || c->h.chunked;
 	head_only = strcmp(c->h.method, "HEAD") == 0;
-	if (strcmp(c->h.method, "GET") != 0 && !head_only) {
-		conn_reply_error(c, 405, "method_not_allowed", "%s is not "
-		    "allowed on %s", c->h.method, path);
-		return (1);
-	}
-	if (strcmp(path, "/") == 0 || strcmp(path, "/ui") == 0) {
-		conn_reply_fields(c, 302, NULL, WEB_FIELDS
-		    "Location: " WEB_PREFIX "\r\n", NULL, 0);
-		return (1);
-	}
-	if ((rel = web_relative(path)) == NULL) {
-		web_error(c, 404, "Not found", "No such file.", head_only);
-		return (1);
-	}
-	web_file(c, rel, head_only);
+	if (strcmp(c->h.method, "GET") != 0 && !head_only)
+		reply_error(r, 405, "method_not_allowed", "%s is not allowed "
+		    "on %s", c->h.method, path);
+	else if (strcmp(path, "/") == 0 || strcmp(path, "/ui") == 0)
+		web_reply(r, 302, NULL, WEB_FIELDS "Location: " WEB_PREFIX
+		    "\r\n", NULL, 0);
+	else if ((rel = web_relative(path)) == NULL)
+		web_error(r, 404, "Not found", "No such file.", head_only);
+	else
+		web_file(c, rel, head_only, r);
 	return (1);
 }

@@ -1,12 +1,15 @@
 /*
  * conn.c: one client connection to the front, HTTP/1.1 with keep-alive.
  *
- * The request head is only peeked at (MSG_PEEK) until it is complete; a
- * REST call then consumes it and reads its Content-Length body, a
- * connection handed to a worker consumes it and sends it along without the
- * token.  One request at a time: reading stops while a reply is pending.  Every failure answers with
- * the JSON error of the protocol and, where the stream can no longer be
- * trusted, closes.
+ * conn.c reads and writes the bytes; api.c decides.  The request head is
+ * only peeked at (MSG_PEEK) until it is complete; api_head() then says
+ * what the request gets (struct reply): an answer, its Content-Length
+ * body read first and api_request() asked, or the connection handed to a
+ * worker, its head consumed and sent along without the token.  An answer
+ * that a worker or the template completes later comes through
+ * conn_reply(), the one way in.  One request at a time: reading stops
+ * while a reply is pending.  Every failure answers with the JSON error of
+ * the protocol and, where the stream can no longer be trusted, closes.
  */
 #include <sys/types.h>
 #include <sys/resource.h>
@@ -570,6 +573,17 @@ conn_peek_later(struct conn *c, size_t have)
 
 static void conn_peek_retry_cb(lws_sorted_usec_list_t *);
 
+/* Read what the peer sent; 0 when there is nothing (or it is closed). */
+static ssize_t
+conn_recv(struct conn *c, char *buf, size_t len, int flags)
+{
+	ssize_t	n = recv(c->fd, buf, len, flags | MSG_DONTWAIT);
+
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
+		conn_close(c);
+	return (n > 0 ? n : 0);
+}
+
 static void
 conn_head(struct conn *c)
 {
@@ -578,16 +592,8 @@ conn_head(struct conn *c)
 	ssize_t			 n;
 	size_t			 limit = front->conf.max_head;
 
-	n = recv(c->fd, c->buf, limit, MSG_PEEK | MSG_DONTWAIT);
-	if (n == -1) {
-		if (errno != EAGAIN && errno != EINTR)
-			conn_close(c);
+	if ((n = conn_recv(c, c->buf, limit, MSG_PEEK)) == 0)
 		return;
-	}
-	if (n == 0) {
-		conn_close(c);
-		return;
-	}
 	if (c->buflen == 0)
 		conn_arm_timeout(c, front->conf.head_timeout);
 	c->buflen = (size_t)n;
@@ -652,17 +658,9 @@ conn_body(struct conn *c)
 {
 	ssize_t	n;
 
-	n = recv(c->fd, c->body + c->body_len, c->body_want - c->body_len,
-	    MSG_DONTWAIT);
-	if (n == -1) {
-		if (errno != EAGAIN && errno != EINTR)
-			conn_close(c);
+	if ((n = conn_recv(c, c->body + c->body_len, c->body_want -
+	    c->body_len, 0)) == 0)
 		return;
-	}
-	if (n == 0) {
-		conn_close(c);
-		return;
-	}
 	c->body_len += (size_t)n;
 	if (c->body_len == c->body_want)
 		conn_decide(c);

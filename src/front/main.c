@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,50 @@ parse_number(const char *opt, const char *s, long long min, long long max)
 	return (n);
 }
 
+/* The options that take a number: where it goes, its bounds. */
+#define FRONT_INT(f)	offsetof(struct front_config, f), sizeof(int)
+#define FRONT_SIZE(f)	offsetof(struct front_config, f), sizeof(size_t)
+static const struct front_number {
+	const char	*name;
+	size_t		 off, size;
+	long long	 min, max;
+} front_numbers[] = {
+	{ "max-sessions", FRONT_INT(max_sessions), 1, 1000000 },
+	{ "max-buffer-size", FRONT_SIZE(max_buffer), 4096, 1LL << 34 },
+	{ "buffer-budget", FRONT_SIZE(buffer_budget), 4096, 1LL << 40 },
+	{ "max-body-size", FRONT_SIZE(max_body), 1024, 1LL << 30 },
+	{ "max-head-size", FRONT_SIZE(max_head), 1024, 1 << 20 },
+	{ "head-timeout", FRONT_INT(head_timeout), 1, 3600 },
+	{ "idle-timeout", FRONT_INT(idle_timeout), 1, 86400 },
+	{ "write-timeout", FRONT_INT(write_timeout), 1, 86400 },
+	{ "max-connections", FRONT_INT(max_conns), 1, 1000000 },
+	{ "max-peer-connections", FRONT_INT(max_peer_conns), 1, 1000000 },
+	{ "exec-memory", FRONT_SIZE(exec_memory), 2, 1LL << 40 },
+	{ "max-output-bytes", FRONT_SIZE(max_output), 1, 1LL << 34 },
+	{ "default-output-bytes", FRONT_SIZE(default_output), 1, 1LL << 34 },
+	{ "max-clients", FRONT_INT(max_clients), 1, 100000 },
+	{ "max-message-size", FRONT_SIZE(max_message), 1024, 1LL << 30 },
+	{ "ping-interval", FRONT_INT(ping), 1, 3600 },
+	{ "exited-ttl", FRONT_INT(exited_ttl), 0, INT32_MAX },
+	{ "max-execs-per-user", FRONT_INT(max_execs_per_user), 0, 1000000 },
+};
+#define NNUMBERS	(sizeof(front_numbers) / sizeof(front_numbers[0]))
+
+static void
+front_set_number(struct front_config *conf, const struct front_number *n,
+    const char *arg)
+{
+	char		 opt[64];
+	long long	 v;
+
+	snprintf(opt, sizeof(opt), "--%s", n->name);
+	v = parse_number(opt, arg, n->min, n->max);
+	if (n->size == sizeof(int))
+		*(int *)((char *)conf + n->off) = (int)v;
+	else
+		*(size_t *)((char *)conf + n->off) = (size_t)v;
+}
+
 /* All rings together: a quarter of the machine's memory. */
 static size_t
 front_default_budget(void)
@@ -93,11 +138,9 @@ static void
 parse_options(int argc, char **argv, struct front_config *conf)
 {
 	enum { O_LISTEN = 256, O_RUNDIR, O_TOKEN, O_NOAUTH, O_FG, O_HELP,
-	    O_VERSION, O_MAXSESS, O_MAXBUF, O_MAXBODY, O_MAXHEAD, O_HEADTO,
-	    O_IDLETO, O_MAXOUT, O_DEFOUT, O_MAXCLI, O_MAXMSG, O_PING, O_TTL,
-	    O_SOCKGRP, O_ORIGIN, O_HOST, O_WRITETO, O_MAXCONN,
-	    O_MAXPEER, O_PEREXEC, O_NOCGROUP, O_BUDGET, O_EXECMEM, O_WEBROOT, O_NOWEB };
-	static const struct option longopts[] = {
+	    O_VERSION, O_SOCKGRP, O_ORIGIN, O_HOST, O_NOCGROUP, O_WEBROOT,
+	    O_NOWEB, O_NUMBER = 1024 /* + the index in front_numbers */ };
+	static const struct option named[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "runtime-dir", required_argument, NULL, O_RUNDIR },
 		{ "token-file", required_argument, NULL, O_TOKEN },
@@ -105,34 +148,27 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		{ "foreground", no_argument, NULL, O_FG },
 		{ "help", no_argument, NULL, O_HELP },
 		{ "version", no_argument, NULL, O_VERSION },
-		{ "max-sessions", required_argument, NULL, O_MAXSESS },
-		{ "max-buffer-size", required_argument, NULL, O_MAXBUF },
-		{ "buffer-budget", required_argument, NULL, O_BUDGET },
-		{ "max-body-size", required_argument, NULL, O_MAXBODY },
-		{ "max-head-size", required_argument, NULL, O_MAXHEAD },
-		{ "head-timeout", required_argument, NULL, O_HEADTO },
-		{ "idle-timeout", required_argument, NULL, O_IDLETO },
-		{ "max-output-bytes", required_argument, NULL, O_MAXOUT },
-		{ "default-output-bytes", required_argument, NULL, O_DEFOUT },
-		{ "max-clients", required_argument, NULL, O_MAXCLI },
-		{ "max-message-size", required_argument, NULL, O_MAXMSG },
-		{ "ping-interval", required_argument, NULL, O_PING },
-		{ "exited-ttl", required_argument, NULL, O_TTL },
 		{ "socket-group", required_argument, NULL, O_SOCKGRP },
 		{ "allow-origin", required_argument, NULL, O_ORIGIN },
 		{ "allow-host", required_argument, NULL, O_HOST },
-		{ "write-timeout", required_argument, NULL, O_WRITETO },
-		{ "max-connections", required_argument, NULL, O_MAXCONN },
-		{ "max-peer-connections", required_argument, NULL,
-		    O_MAXPEER },
-		{ "max-execs-per-user", required_argument, NULL, O_PEREXEC },
 		{ "no-cgroup", no_argument, NULL, O_NOCGROUP },
-		{ "exec-memory", required_argument, NULL, O_EXECMEM },
 		{ "web-root", required_argument, NULL, O_WEBROOT },
 		{ "no-web", no_argument, NULL, O_NOWEB },
-		{ NULL, 0, NULL, 0 }
 	};
-	int	ch;
+	struct option	 longopts[sizeof(named) / sizeof(named[0]) +
+			    NNUMBERS + 1];
+	const size_t	 nnamed = sizeof(named) / sizeof(named[0]);
+	size_t		 i;
+	int		 ch;
+
+	/* Then the numbers', and the end of the list. */
+	memcpy(longopts, named, sizeof(named));
+	memset(longopts + nnamed, 0, sizeof(longopts) - sizeof(named));
+	for (i = 0; i < NNUMBERS; i++) {
+		longopts[nnamed + i].name = front_numbers[i].name;
+		longopts[nnamed + i].has_arg = required_argument;
+		longopts[nnamed + i].val = O_NUMBER + (int)i;
+	}
 
 	strlcpy(conf->rundir, "/run/lodge", sizeof(conf->rundir));
 	strlcpy(conf->web_root, LODGE_WEBDIR, sizeof(conf->web_root));
@@ -183,74 +219,6 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		case 'v':
 			conf->verbose++;
 			break;
-		case O_MAXSESS:
-			conf->max_sessions = (int)parse_number("--max-sessions",
-			    optarg, 1, 1000000);
-			break;
-		case O_MAXBUF:
-			conf->max_buffer = (size_t)parse_number(
-			    "--max-buffer-size", optarg, 4096, 1LL << 34);
-			break;
-		case O_BUDGET:
-			conf->buffer_budget = (size_t)parse_number(
-			    "--buffer-budget", optarg, 4096, 1LL << 40);
-			break;
-		case O_MAXBODY:
-			conf->max_body = (size_t)parse_number(
-			    "--max-body-size", optarg, 1024, 1LL << 30);
-			break;
-		case O_MAXHEAD:
-			conf->max_head = (size_t)parse_number(
-			    "--max-head-size", optarg, 1024, 1 << 20);
-			break;
-		case O_HEADTO:
-			conf->head_timeout = (int)parse_number(
-			    "--head-timeout", optarg, 1, 3600);
-			break;
-		case O_IDLETO:
-			conf->idle_timeout = (int)parse_number(
-			    "--idle-timeout", optarg, 1, 86400);
-			break;
-		case O_MAXCONN:
-			conf->max_conns = (int)parse_number(
-			    "--max-connections", optarg, 1, 1000000);
-			break;
-		case O_MAXPEER:
-			conf->max_peer_conns = (int)parse_number(
-			    "--max-peer-connections", optarg, 1, 1000000);
-			break;
-		case O_EXECMEM:
-			conf->exec_memory = (size_t)parse_number(
-			    "--exec-memory", optarg, 2, 1LL << 40);
-			break;
-		case O_WRITETO:
-			conf->write_timeout = (int)parse_number(
-			    "--write-timeout", optarg, 1, 86400);
-			break;
-		case O_MAXOUT:
-			conf->max_output = (size_t)parse_number(
-			    "--max-output-bytes", optarg, 1, 1LL << 34);
-			break;
-		case O_DEFOUT:
-			conf->default_output = (size_t)parse_number(
-			    "--default-output-bytes", optarg, 1, 1LL << 34);
-			break;
-		case O_MAXCLI:
-			conf->max_clients = (int)parse_number("--max-clients",
-			    optarg, 1, 100000);
-			break;
-		case O_MAXMSG:
-			conf->max_message = (size_t)parse_number(
-			    "--max-message-size", optarg, 1024, 1LL << 30);
-			break;
-		case O_PING:
-			conf->ping = (int)parse_number("--ping-interval",
-			    optarg, 1, 3600);
-			break;
-		case O_TTL:
-			conf->exited_ttl = (int)parse_number("--exited-ttl",
-			    optarg, 0, INT32_MAX);
-			break;
 		case O_SOCKGRP:
 			if (strlcpy(conf->socket_group, optarg,
 			    sizeof(conf->socket_group)) >=
@@ -280,10 +248,6 @@ parse_options(int argc, char **argv, struct front_config *conf)
 			strlcpy(conf->hosts[conf->nhosts++], optarg,
 			    sizeof(conf->hosts[0]));
 			break;
-		case O_PEREXEC:
-			conf->max_execs_per_user = (int)parse_number(
-			    "--max-execs-per-user", optarg, 0, 1000000);
-			break;
 		case O_NOCGROUP:
 			conf->no_cgroup = 1;
 			break;
@@ -307,7 +271,10 @@ parse_options(int argc, char **argv, struct front_config *conf)
 			printf("lodged %s\n", PACKAGE_VERSION);
 			exit(0);
 		default:
-			usage(2);
+			if (ch < O_NUMBER || ch >= O_NUMBER + (int)NNUMBERS)
+				usage(2);
+			front_set_number(conf, &front_numbers[ch - O_NUMBER],
+			    optarg);
 		}
 	}
 	if (optind != argc)

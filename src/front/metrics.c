@@ -8,7 +8,6 @@
 #include <sys/types.h>
 
 #include <dirent.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,48 +153,10 @@ metrics_reply(enum httphead_route route, int status, uint64_t usec)
 		}
 }
 
-/* A growing text buffer; on failure it stays failed and is dropped. */
-struct text {
-	char	*buf;
-	size_t	 len, cap;
-	int	 failed;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-text_add(struct text *t, const char *fmt, ...)
-{
-	va_list	 ap;
-	int	 n;
-	char	*nb;
-
-	for (;;) {
-		if (t->failed)
-			return;
-		va_start(ap, fmt);
-		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->failed = 1;
-			return;
-		}
-		if ((size_t)n < t->cap - t->len) {
-			t->len += n;
-			return;
-		}
-		if ((nb = realloc(t->buf, t->cap * 2 + n + 1)) == NULL) {
-			t->failed = 1;
-			return;
-		}
-		t->buf = nb;
-		t->cap = t->cap * 2 + n + 1;
-	}
-}
-
 static void
-text_family(struct text *t, const char *name, const char *type,
-    const char *help)
+text_family(FILE *t, const char *name, const char *type, const char *help)
 {
-	text_add(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	fprintf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 struct gauges {
@@ -218,7 +179,7 @@ gauges_add(struct session *s, void *arg)
 }
 
 static void
-render_process(struct text *t)
+render_process(FILE *t)
 {
 	FILE		*f;
 	char		 line[256];
@@ -241,87 +202,90 @@ render_process(struct text *t)
 	}
 	text_family(t, "process_resident_memory_bytes", "gauge",
 	    "resident memory of the front");
-	text_add(t, "process_resident_memory_bytes %lu\n", kb * 1024);
+	fprintf(t, "process_resident_memory_bytes %lu\n", kb * 1024);
 	text_family(t, "process_open_fds", "gauge",
 	    "descriptors the front holds");
-	text_add(t, "process_open_fds %u\n", nfd);
+	fprintf(t, "process_open_fds %u\n", nfd);
 }
 
+/* The lines of name{labels,status="..."} for each status counted. */
 static void
-render_failed(struct text *t, const char *name, const char *help, int which)
+render_statuses(FILE *t, const char *name, const char *labels,
+    const uint64_t *n)
 {
 	size_t	i;
 
-	text_family(t, name, "counter", help);
 	for (i = 0; i < NSTATUSES; i++)
-		if (statuses[i] >= 400 && m.failed[which][i] > 0)
-			text_add(t, "%s{status=\"%d\"} %llu\n", name,
-			    statuses[i], (unsigned long long)m.failed[which][i]);
-	if (m.failed[which][NSTATUSES] > 0)
-		text_add(t, "%s{status=\"other\"} %llu\n", name,
-		    (unsigned long long)m.failed[which][NSTATUSES]);
+		if (n[i] > 0)
+			fprintf(t, "%s{%sstatus=\"%d\"} %llu\n", name, labels,
+			    statuses[i], (unsigned long long)n[i]);
+	if (n[NSTATUSES] > 0)
+		fprintf(t, "%s{%sstatus=\"other\"} %llu\n", name, labels,
+		    (unsigned long long)n[NSTATUSES]);
+}
+
+static void
+render_failed(FILE *t, const char *name, const char *help, int which)
+{
+	text_family(t, name, "counter", help);
+	render_statuses(t, name, "", m.failed[which]);
 }
 
 char *
 metrics_render(size_t *lenp)
 {
-	struct text	 t = { NULL, 0, 0, 0 };
 	struct gauges	 g = { 0, 0, 0, 0 };
+	char		*buf, label[64];
 	size_t		 r, i;
 	uint64_t	 cum;
+	FILE		*t;
+	int		 failed;
 
-	if ((t.buf = malloc(t.cap = 16384)) == NULL)
+	if ((t = open_memstream(&buf, lenp)) == NULL)
 		return (NULL);
-	text_family(&t, "lodged_build_info", "gauge",
+	text_family(t, "lodged_build_info", "gauge",
 	    "the running front's version");
-	text_add(&t, "lodged_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
+	fprintf(t, "lodged_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
 
 	registry_foreach(gauges_add, &g);
-	text_family(&t, "lodged_sessions", "gauge", "sessions by state");
-	text_add(&t, "lodged_sessions{state=\"running\"} %llu\n"
+	text_family(t, "lodged_sessions", "gauge", "sessions by state");
+	fprintf(t, "lodged_sessions{state=\"running\"} %llu\n"
 	    "lodged_sessions{state=\"exited\"} %llu\n",
 	    (unsigned long long)g.running, (unsigned long long)g.exited);
-	text_family(&t, "lodged_session_clients", "gauge",
+	text_family(t, "lodged_session_clients", "gauge",
 	    "clients attached to sessions (as last reported by the workers)");
-	text_add(&t, "lodged_session_clients %llu\n",
+	fprintf(t, "lodged_session_clients %llu\n",
 	    (unsigned long long)g.clients);
-	text_family(&t, "lodged_session_output_bytes", "gauge",
+	text_family(t, "lodged_session_output_bytes", "gauge",
 	    "output bytes written by the sessions that exist now");
-	text_add(&t, "lodged_session_output_bytes %llu\n",
+	fprintf(t, "lodged_session_output_bytes %llu\n",
 	    (unsigned long long)g.output);
 
 	for (i = 0; i < METRIC_NCOUNTERS; i++) {
-		text_family(&t, counters[i].name, "counter", counters[i].help);
-		text_add(&t, "%s %llu\n", counters[i].name,
+		text_family(t, counters[i].name, "counter", counters[i].help);
+		fprintf(t, "%s %llu\n", counters[i].name,
 		    (unsigned long long)m.counter[i]);
 	}
-	render_failed(&t, "lodged_execs_failed_total",
+	render_failed(t, "lodged_execs_failed_total",
 	    "POST /v1/exec calls answered with an error, by status", 0);
-	render_failed(&t, "lodged_exec_streams_failed_total",
+	render_failed(t, "lodged_exec_streams_failed_total",
 	    "exec streams refused by the front, by status", 1);
 
-	text_family(&t, "lodged_limits_hit_total", "counter",
+	text_family(t, "lodged_limits_hit_total", "counter",
 	    "requests or connections refused by a limit");
 	for (i = 0; i < METRIC_NLIMITS; i++)
-		text_add(&t, "lodged_limits_hit_total{limit=\"%s\"} %llu\n",
+		fprintf(t, "lodged_limits_hit_total{limit=\"%s\"} %llu\n",
 		    limit_name[i], (unsigned long long)m.limit[i]);
 
-	text_family(&t, "lodged_http_replies_total", "counter",
+	text_family(t, "lodged_http_replies_total", "counter",
 	    "replies by route and status (101: handed to a worker)");
 	for (r = 0; r < NROUTES; r++) {
-		for (i = 0; i < NSTATUSES; i++)
-			if (m.replies[r][i] > 0)
-				text_add(&t, "lodged_http_replies_total{route="
-				    "\"%s\",status=\"%d\"} %llu\n",
-				    route_name[r], statuses[i],
-				    (unsigned long long)m.replies[r][i]);
-		if (m.replies[r][NSTATUSES] > 0)
-			text_add(&t, "lodged_http_replies_total{route=\"%s\","
-			    "status=\"other\"} %llu\n", route_name[r],
-			    (unsigned long long)m.replies[r][NSTATUSES]);
+		snprintf(label, sizeof(label), "route=\"%s\",", route_name[r]);
+		render_statuses(t, "lodged_http_replies_total", label,
+		    m.replies[r]);
 	}
 
-	text_family(&t, "lodged_http_request_duration_seconds", "histogram",
+	text_family(t, "lodged_http_request_duration_seconds", "histogram",
 	    "from a complete request head to its reply queued, or to its "
 	    "hand-off");
 	for (r = 0; r < NROUTES; r++) {
@@ -329,24 +293,25 @@ metrics_render(size_t *lenp)
 			continue;
 		for (i = 0, cum = 0; i < NBUCKETS; i++) {
 			cum += m.bucket[r][i];
-			text_add(&t, "lodged_http_request_duration_seconds_bucket"
+			fprintf(t, "lodged_http_request_duration_seconds_bucket"
 			    "{route=\"%s\",le=\"%g\"} %llu\n", route_name[r],
 			    bucket_us[i] / 1e6, (unsigned long long)cum);
 		}
-		text_add(&t, "lodged_http_request_duration_seconds_bucket"
+		fprintf(t, "lodged_http_request_duration_seconds_bucket"
 		    "{route=\"%s\",le=\"+Inf\"} %llu\n", route_name[r],
 		    (unsigned long long)m.count[r]);
-		text_add(&t, "lodged_http_request_duration_seconds_sum"
+		fprintf(t, "lodged_http_request_duration_seconds_sum"
 		    "{route=\"%s\"} %.6f\n", route_name[r], m.sum_us[r] / 1e6);
-		text_add(&t, "lodged_http_request_duration_seconds_count"
+		fprintf(t, "lodged_http_request_duration_seconds_count"
 		    "{route=\"%s\"} %llu\n", route_name[r],
 		    (unsigned long long)m.count[r]);
 	}
-	render_process(&t);
-	if (t.failed) {
-		free(t.buf);
+	render_process(t);
+	/* Memory that ran out on the way fails the stream. */
+	failed = ferror(t);
+	if (fclose(t) != 0 || failed) {
+		free(buf);
 		return (NULL);
 	}
-	*lenp = t.len;
-	return (t.buf);
+	return (buf);
 }

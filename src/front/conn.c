@@ -41,6 +41,7 @@
 #define CONN_LINGER_READS	4
 #define CONN_ROOT_RESERVE	16
 #define CONN_CHUNK		65536	/* a piece of a streamed reply */
+#define CONN_HEAD_MAX		2048	/* a reply's status line and fields */
 
 static void	conn_arm_timeout(struct conn *, int seconds);
 static void	conn_source_done(struct conn *);
@@ -254,19 +255,20 @@ conn_consume(struct conn *c, size_t len)
 	return (0);
 }
 
-/* The status line and header fields of a reply; their length. */
+/* The status line and header fields of r; their length, 0 if too long. */
 static size_t
-conn_format_head(struct conn *c, int status, const char *ctype, size_t len,
-    const char *extra, char *head, size_t headlen)
+conn_format_head(struct conn *c, const struct reply *r, char *head,
+    size_t headlen)
 {
 	int	n;
 
-	metrics_reply(c->route, status, c->t0 != 0 ? metrics_now() - c->t0 : 0);
-	if (status == 408)
+	metrics_reply(c->route, r->status, c->t0 != 0 ? metrics_now() - c->t0 :
+	    0);
+	if (r->status == 408)
 		metrics_limit(L_REQUEST_TIMEOUT);
-	else if (status == 413)
+	else if (r->status == 413)
 		metrics_limit(L_MAX_BODY);
-	else if (status == 431)
+	else if (r->status == 431)
 		metrics_limit(L_MAX_HEAD);
 	if (!c->keep_alive)
 		c->close_after = 1;
@@ -275,57 +277,14 @@ conn_format_head(struct conn *c, int status, const char *ctype, size_t len,
 	    conn_consume(c, c->head_len) == -1)
 		c->close_after = 1;
 	n = snprintf(head, headlen, "HTTP/1.1 %d %s\r\n"
-	    "Content-Length: %zu\r\n%s%s%s%s%s\r\n", status,
-	    conn_reason(status), len, ctype != NULL ? "Content-Type: " : "",
-	    ctype != NULL ? ctype : "", ctype != NULL ? "\r\n" : "",
-	    extra != NULL ? extra : "",
+	    "Content-Length: %zu\r\n%s%s%s%s%s\r\n", r->status,
+	    conn_reason(r->status), r->len, r->ctype != NULL ?
+	    "Content-Type: " : "", r->ctype != NULL ? r->ctype : "",
+	    r->ctype != NULL ? "\r\n" : "", r->fields,
 	    c->close_after ? "Connection: close\r\n" : "");
 	if (n < 0 || (size_t)n >= headlen)
 		return (0);
 	return ((size_t)n);
-}
-
-/* Start writing what c->out holds. */
-static void
-conn_start_write(struct conn *c)
-{
-	c->out_off = 0;
-	c->state = CONN_WRITE;
-	conn_arm_timeout(c, front->conf.write_timeout);
-	lws_rx_flow_control(c->wsi, 0);
-	/* Most replies fit the socket buffer: no need to wait for POLLOUT. */
-	conn_writeable(c);
-}
-
-/*
- * Queue a whole reply and start writing it: its head with the extra
- * fields (whole lines, or NULL), and its body unless body is NULL (a
- * reply to HEAD, or a 304, says the length of a body it does not send).
- */
-static void
-conn_send(struct conn *c, int status, const char *ctype, const char *extra,
-    const char *body, size_t len)
-{
-	char	 head[2048];
-	size_t	 n, blen = body != NULL ? len : 0;
-
-	if (c->closed)
-		return;
-	if ((n = conn_format_head(c, status, ctype, len, extra, head,
-	    sizeof(head))) == 0) {
-		conn_close(c);
-		return;
-	}
-	free(c->out);
-	if ((c->out = malloc(n + blen)) == NULL) {
-		conn_close(c);
-		return;
-	}
-	memcpy(c->out, head, n);
-	if (blen > 0)
-		memcpy(c->out + n, body, blen);
-	c->out_len = n + blen;
-	conn_start_write(c);
 }
 
 /* The next piece of a streamed reply, after the at bytes in c->out. */
@@ -347,54 +306,47 @@ conn_refill(struct conn *c, size_t at)
 }
 
 /*
- * A reply of len bytes that src produces piece by piece while the socket
- * takes them, so that only one piece is held.  src belongs to the
- * connection from now on: its free runs once the reply is out, or the
- * connection gone.
- */
-static void
-conn_send_stream(struct conn *c, int status, const char *ctype, size_t len,
-    const struct conn_source *src)
-{
-	size_t	n;
-
-	c->src = *src;
-	c->src_left = len;
-	if (c->closed) {
-		conn_source_done(c);
-		return;
-	}
-	free(c->out);
-	if ((c->out = malloc(CONN_CHUNK)) == NULL) {
-		conn_close(c);
-		return;
-	}
-	n = conn_format_head(c, status, ctype, len, NULL, c->out, CONN_CHUNK);
-	c->out_len = n;
-	if (len > 0 && conn_refill(c, n) == -1) {
-		conn_close(c);
-		return;
-	}
-	conn_start_write(c);
-}
-
-/*
  * The one way a reply reaches the connection: api.c's, or one that a
- * worker or the template completes later (registry.c, exec.c).
+ * worker or the template completes later (registry.c, exec.c).  Its head
+ * and body are queued and written; a streamed body (r->src) is produced
+ * piece by piece while the socket takes it, so that only one piece is
+ * held, and its source is the connection's from now on: its free runs
+ * once the reply is out, or the connection gone.
  */
 void
 conn_reply(struct conn *c, struct reply *r)
 {
+	size_t	n, cap, blen = 0;
+	int	stream = r->src.read != NULL && r->len > 0;
+
 	if (r->close)
 		c->close_after = 1;
-	if (r->kind != REPLY_SEND)
-		conn_close(c);
-	else if (r->src.read != NULL)
-		conn_send_stream(c, r->status, r->ctype, r->len, &r->src);
-	else
-		conn_send(c, r->status, r->ctype, r->fields[0] != '\0' ?
-		    r->fields : NULL, r->body, r->len);
+	c->src = r->src;
+	c->src_left = stream ? r->len : 0;
+	if (r->src.read == NULL && r->body != NULL)
+		blen = r->len;
+	cap = stream ? CONN_CHUNK : CONN_HEAD_MAX + blen;
+	free(c->out);
+	c->out = NULL;
+	if (r->kind != REPLY_SEND || c->closed ||
+	    (c->out = malloc(cap)) == NULL ||
+	    (n = conn_format_head(c, r, c->out, cap - blen)) == 0 ||
+	    (stream && conn_refill(c, n) == -1)) {
+		conn_close(c);	/* conn_closed() frees c->src */
+		free(r->owned);
+		return;
+	}
+	if (!stream) {
+		memcpy(c->out + n, r->body != NULL ? r->body : "", blen);
+		c->out_len = n + blen;
+	}
 	free(r->owned);
+	c->out_off = 0;
+	c->state = CONN_WRITE;
+	conn_arm_timeout(c, front->conf.write_timeout);
+	lws_rx_flow_control(c->wsi, 0);
+	/* Most replies fit the socket buffer: no need to wait for POLLOUT. */
+	conn_writeable(c);
 }
 
 /* What the connection itself refuses: it closes after the reply. */

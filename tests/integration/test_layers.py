@@ -28,6 +28,18 @@ def defined(path):
     return names
 
 
+def undefined_by_member(archive):
+    """The symbols each member of an archive uses from elsewhere, by nm."""
+    out = subprocess.run(["nm", "-A", "-u", archive], check=True,
+                         capture_output=True, text=True).stdout
+    members = {}
+    for line in out.splitlines():
+        where, _, name = line.rpartition(" ")
+        member = where.split(":")[1]
+        members.setdefault(member, set()).add(name)
+    return members
+
+
 def needed(path):
     """The DT_NEEDED entries of an executable, by readelf."""
     out = subprocess.run(["readelf", "-d", path], check=True,
@@ -58,6 +70,27 @@ class TestLayers(unittest.TestCase):
         self.assertIn("registry_find", front)
         leaked = sorted(front & defined(WORKER))
         self.assertEqual(leaked, [], "front code linked into lodged-worker")
+
+    def test_front_requests_go_one_way(self):
+        """conn.c reads and sends, api.c and web.c decide: what decides
+        calls nothing of conn.c, whose one way in for a later answer is
+        conn_reply (src/README)."""
+        self.library("libfront.a")
+        uses = undefined_by_member(os.path.join(BUILD, "libfront.a"))
+        for part in ("-api.o", "-web.o"):
+            member = [m for m in uses if m.endswith(part)]
+            self.assertEqual(len(member), 1, sorted(uses))
+            back = sorted(n for n in uses[member[0]]
+                          if n.startswith("conn_"))
+            self.assertEqual(back, [], "%s calls into conn.c" % member[0])
+        conn = [m for m in uses if m.endswith("-conn.o")]
+        self.assertEqual(len(conn), 1, sorted(uses))
+        self.assertIn("api_head", uses[conn[0]])
+        self.assertIn("api_request", uses[conn[0]])
+        later = sorted(n for m, names in uses.items() for n in names
+                       if n.startswith("conn_") and not m.endswith("-main.o")
+                       and not m.endswith("-listener.o"))
+        self.assertEqual(sorted(set(later)), ["conn_reply"])
 
     def test_worker_maps_only_its_libraries(self):
         libs = needed(WORKER)

@@ -657,6 +657,7 @@ conn_decide_head(struct conn *c)
 {
 	struct reply	r;
 
+	memset(&r, 0, sizeof(r));	/* REPLY_CLOSE unless api.c says */
 	api_head(c, &r);
 	switch (r.kind) {
 	case REPLY_BODY:
@@ -688,6 +689,7 @@ conn_decide(struct conn *c)
 	lws_sul_cancel(&c->sul);
 	/* Before api.c decides: a worker's answer may come while it does. */
 	c->state = CONN_WAIT;
+	memset(&r, 0, sizeof(r));
 	api_request(c, &r);
 	if (r.kind != REPLY_WAIT)
 		conn_reply(c, &r);

@@ -334,7 +334,6 @@ auth_origin_allowed(const struct listener *l, const struct httphead *h)
 	const char	*origin;
 	int		 i;
 
-	(void)l;
 	if ((origin = httphead_field(h, "Origin")) == NULL)
 		return (1);
 	if (auth_origin_own(h, origin))

@@ -210,9 +210,6 @@ exec_output(void *arg, const msgpack_object *o, int *fds)
 {
 	struct exec_call	*e;
 
-	(void)arg;
-	(void)fds;
-
 	if ((e = exec_find(o)) == NULL)
 		return;
 	if (exec_append(e, &e->out, o, "stdout") == -1 ||
@@ -287,9 +284,6 @@ exec_spawned(void *arg, const msgpack_object *o, int *fds)
 	const char		*msg;
 	size_t			 len;
 	int64_t			 status = 422;
-
-	(void)arg;
-	(void)fds;
 
 	if ((e = exec_find(o)) == NULL)
 		return;

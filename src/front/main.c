@@ -295,9 +295,6 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 {
 	struct front_fd	*ffd = lws_get_opaque_user_data(wsi);
 
-	(void)user;
-	(void)in;
-	(void)len;
 	if (ffd == NULL)
 		return (0);
 	switch (reason) {

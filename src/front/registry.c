@@ -765,7 +765,6 @@ registry_created(void *arg, const msgpack_object *o, int *fds)
 	struct reply	 r;
 	int64_t		 status = 500, id = 0;
 
-	(void)fds;
 	registry_update(s, mpack_get(o, "session"));
 	(void)mpack_get_int(o, "status", 100, 599, &status);
 	(void)mpack_get_int(o, "id", 1, INT64_MAX, &id);
@@ -810,15 +809,12 @@ registry_handoff_taken(struct session *s)
 static void
 registry_adopted(void *arg, const msgpack_object *o, int *fds)
 {
-	(void)o;
-	(void)fds;
 	registry_handoff_taken(arg);
 }
 
 static void
 registry_updated(void *arg, const msgpack_object *o, int *fds)
 {
-	(void)fds;
 	registry_update(arg, mpack_get(o, "session"));
 }
 
@@ -828,7 +824,6 @@ registry_gone(void *arg, const msgpack_object *o, int *fds)
 {
 	struct session	*s = arg;
 
-	(void)fds;
 	registry_update(s, mpack_get(o, "session"));
 	log_info("session %s: ended by its worker", s->id);
 	registry_remove(s);
@@ -843,7 +838,6 @@ registry_reply(void *arg, const msgpack_object *o, int *fds)
 	struct reply	 r;
 	int64_t		 id = 0;
 
-	(void)fds;
 	registry_update(s, mpack_get(o, "session"));
 	if (mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id) != 1)
 		return;

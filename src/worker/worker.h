@@ -233,6 +233,9 @@ struct worker {
 	lws_sorted_usec_list_t	 sul_update;
 	lws_sorted_usec_list_t	 sul_quit;
 	lws_sorted_usec_list_t	 sul_ttl;
+	lws_sorted_usec_list_t	 sul_gather;	/* small output held */
+	lws_usec_t		 sent_at;	/* output last sent */
+	int			 answering;	/* input since then */
 	uint64_t		 reported_bytes;
 
 	LIST_HEAD(, client)	 clients;

@@ -433,6 +433,38 @@ class TestAttach(lt.DaemonPerClass):
             self.assertIn(seq_bytes(n), out)
             self.assertEqual(self.get(s["id"])["outputBytes"], c.end_offset)
 
+    async def test_small_writes_gathered(self):
+        """A process writing a line every 1 ms for 1 s, on its own:
+        its lines reach a live client in messages at least 4 ms apart
+        (lodge-protocol(7) "stdout"), not one message per write; nothing
+        is lost and the order is kept."""
+        prog = ("import os, sys, time\n"
+                "sys.stdin.readline()\n"
+                "t = time.monotonic(); end = t + 1.0; n = 0\n"
+                "while time.monotonic() < end:\n"
+                "    if time.monotonic() >= t:\n"
+                "        os.write(1, b'line %d\\n' % n); n += 1; t += 0.001\n"
+                "os.write(1, b'END %d\\n' % n)\n")
+        s = self.create({"args": ["/usr/bin/python3", "-c", prog],
+                         "pty": True})
+        c = await WSClient.connect(self.d, s["id"])
+        try:
+            await c.handshake()
+            await c.stdin(b"go\r")
+            ex = await c.recv_type("exit", timeout=60)
+            self.assertEqual(ex.get("exitCode"), 0, ex)
+        finally:
+            await c.close()
+        out = c.output.replace(b"\r\n", b"\n")
+        tail = out[out.rindex(b"END "):]
+        n = int(tail.split()[1])
+        self.assertEqual(out[out.index(b"line 0\n"):],
+                         b"".join(b"line %d\n" % i for i in range(n)) + tail)
+        msgs = sum(1 for _, t, _ in c.types if t == "stdout")
+        self.assertGreater(n, 600, "the writer wrote too little to tell")
+        self.assertLessEqual(msgs, 300, "%d lines came in %d messages"
+                             % (n, msgs))
+
     async def test_exit_not_held_by_grandchild(self):
         """A grandchild that keeps the output pipe open must not hold the
         exit message back for long (a short drain deadline)."""

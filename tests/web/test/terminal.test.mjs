@@ -29,6 +29,10 @@ after(async () => {
 
 test('the token, a session created in the page, typing and Unicode read back', async (t) => {
   const page = await b.ctx.newPage();
+  // nothing the page asks for is refused, and it logs no error
+  const refused = [];
+  page.on('console', (m) => { if (m.type() === 'error') refused.push(`console: ${m.text()}`); });
+  page.on('response', (r) => { if (r.status() >= 400) refused.push(`${r.status()} ${r.url()}`); });
   await page.goto(PAGE);
   await page.waitForSelector('#login:not([hidden])');
   await page.fill('#token', TOKEN);
@@ -60,6 +64,7 @@ test('the token, a session created in the page, typing and Unicode read back', a
   assert.ok(png.length > 20_000, `a screenshot of ${png.length} bytes`);
   t.diagnostic(`screenshot: ${SCREENSHOT}`);
   assert.deepEqual(page.errors ?? [], []);
+  assert.deepEqual(refused, []);
   await page.close();
 });
 

@@ -184,6 +184,11 @@ void	 cmd_list(FILE *);
 int	 cmd_usage_error(const struct cmd_entry *, const char *, ...)
 	     __attribute__((format(printf, 2, 3)));
 int	 cmd_bad_option(const struct cmd_entry *, int, char **);
+struct option;
+#define CMD_OPT_EXIT	-2	/* from cmd_getopt: return *rc */
+int	 cmd_getopt(const struct cmd_entry *, int, char **, const char *,
+	     const struct option *, int *rc);
+int	 cmd_no_options(const struct cmd_entry *, int, char **, int *rc);
 int	 cmd_env_add(json_t *, const char *, const struct cmd_entry *);
 int	 cmd_workdir(json_t *, const char *, const struct endpoint *);
 

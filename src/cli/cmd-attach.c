@@ -55,10 +55,10 @@ cmd_attach_ref(const struct endpoint *ep, const char *ref, int readonly,
 static int
 cmd_attach_exec(const struct endpoint *ep, int argc, char **argv)
 {
-	int	ch, readonly = 0, key = 0x1c;
+	int	ch, rc, readonly = 0, key = 0x1c;
 
-	while ((ch = getopt_long(argc, argv, ":rE:h", cmd_attach_options,
-	    NULL)) != -1) {
+	while ((ch = cmd_getopt(&cmd_attach_entry, argc, argv, ":rE:h",
+	    cmd_attach_options, &rc)) != -1) {
 		switch (ch) {
 		case 'r':
 			readonly = 1;
@@ -69,11 +69,8 @@ cmd_attach_exec(const struct endpoint *ep, int argc, char **argv)
 				    "-E needs ^X, one character or none, not "
 				    "'%s'", optarg));
 			break;
-		case 'h':
-			cmd_help(&cmd_attach_entry, stdout);
-			return (0);
-		default:
-			return (cmd_bad_option(&cmd_attach_entry, ch, argv));
+		case CMD_OPT_EXIT:
+			return (rc);
 		}
 	}
 	if (argc - optind != 1)

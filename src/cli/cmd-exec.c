@@ -295,8 +295,8 @@ cmd_exec_exec(const struct endpoint *ep, int argc, char **argv)
 	msgpack_sbuffer_init(&cx.start);
 	env = json_object();
 	where = json_object();
-	while ((ch = getopt_long(argc, argv, "+:td:e:h", cmd_exec_options,
-	    NULL)) != -1) {
+	while ((ch = cmd_getopt(&cmd_exec_entry, argc, argv, "+:td:e:h",
+	    cmd_exec_options, &rc)) != -1) {
 		switch (ch) {
 		case 't':
 			cx.tty = 1;
@@ -320,12 +320,7 @@ cmd_exec_exec(const struct endpoint *ep, int argc, char **argv)
 				goto out;
 			}
 			break;
-		case 'h':
-			cmd_help(&cmd_exec_entry, stdout);
-			rc = 0;
-			goto out;
-		default:
-			rc = cmd_bad_option(&cmd_exec_entry, ch, argv);
+		case CMD_OPT_EXIT:
 			goto out;
 		}
 	}

@@ -37,8 +37,8 @@ cmd_kill_exec(const struct endpoint *ep, int argc, char **argv)
 	char			*path;
 	int			 ch, i, signo = 15, rc = 0;
 
-	while ((ch = getopt_long(argc, argv, ":s:h", cmd_kill_options,
-	    NULL)) != -1) {
+	while ((ch = cmd_getopt(&cmd_kill_entry, argc, argv, ":s:h",
+	    cmd_kill_options, &rc)) != -1) {
 		switch (ch) {
 		case 's':
 			if ((signo = signame_parse(optarg,
@@ -46,11 +46,8 @@ cmd_kill_exec(const struct endpoint *ep, int argc, char **argv)
 				return (cmd_usage_error(&cmd_kill_entry,
 				    "unknown signal '%s'", optarg));
 			break;
-		case 'h':
-			cmd_help(&cmd_kill_entry, stdout);
-			return (0);
-		default:
-			return (cmd_bad_option(&cmd_kill_entry, ch, argv));
+		case CMD_OPT_EXIT:
+			return (rc);
 		}
 	}
 	if (argc - optind < 1)

@@ -48,8 +48,8 @@ cmd_log_exec(const struct endpoint *ep, int argc, char **argv)
 	unsigned long long	 since = 0;
 	int			 ch, follow = 0, since_set = 0, rc, n;
 
-	while ((ch = getopt_long(argc, argv, ":fh", cmd_log_options,
-	    NULL)) != -1) {
+	while ((ch = cmd_getopt(&cmd_log_entry, argc, argv, ":fh",
+	    cmd_log_options, &rc)) != -1) {
 		switch (ch) {
 		case 'f':
 			follow = 1;
@@ -64,11 +64,8 @@ cmd_log_exec(const struct endpoint *ep, int argc, char **argv)
 				    "--since needs a byte offset"));
 			since_set = 1;
 			break;
-		case 'h':
-			cmd_help(&cmd_log_entry, stdout);
-			return (0);
-		default:
-			return (cmd_bad_option(&cmd_log_entry, ch, argv));
+		case CMD_OPT_EXIT:
+			return (rc);
 		}
 	}
 	if (argc - optind != 1)

@@ -110,10 +110,10 @@ cmd_ls_exec(const struct endpoint *ep, int argc, char **argv)
 	json_t			*j, *list, *s;
 	const char		*ref;
 	size_t			 i;
-	int			 ch, json = 0, names = 0;
+	int			 ch, rc, json = 0, names = 0;
 
-	while ((ch = getopt_long(argc, argv, ":jnh", cmd_ls_options,
-	    NULL)) != -1) {
+	while ((ch = cmd_getopt(&cmd_ls_entry, argc, argv, ":jnh",
+	    cmd_ls_options, &rc)) != -1) {
 		switch (ch) {
 		case 'j':
 			json = 1;
@@ -121,11 +121,8 @@ cmd_ls_exec(const struct endpoint *ep, int argc, char **argv)
 		case 'n':
 			names = 1;
 			break;
-		case 'h':
-			cmd_help(&cmd_ls_entry, stdout);
-			return (0);
-		default:
-			return (cmd_bad_option(&cmd_ls_entry, ch, argv));
+		case CMD_OPT_EXIT:
+			return (rc);
 		}
 	}
 	if (optind != argc)

@@ -79,8 +79,8 @@ cmd_new_exec(const struct endpoint *ep, int argc, char **argv)
 
 	req = json_object();
 	env = json_object();
-	while ((ch = getopt_long(argc, argv, "+:n:d:e:u:s:Ah",
-	    cmd_new_options, NULL)) != -1) {
+	while ((ch = cmd_getopt(&cmd_new_entry, argc, argv, "+:n:d:e:u:s:Ah",
+	    cmd_new_options, &rc)) != -1) {
 		switch (ch) {
 		case 'n':
 			if (!spawnreq_name_valid(optarg, strlen(optarg))) {
@@ -115,12 +115,7 @@ cmd_new_exec(const struct endpoint *ep, int argc, char **argv)
 		case 'A':
 			attach = 1;
 			break;
-		case 'h':
-			cmd_help(&cmd_new_entry, stdout);
-			rc = 0;
-			goto out;
-		default:
-			rc = cmd_bad_option(&cmd_new_entry, ch, argv);
+		case CMD_OPT_EXIT:
 			goto out;
 		}
 	}

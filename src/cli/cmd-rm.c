@@ -18,28 +18,15 @@ const struct cmd_entry cmd_rm_entry = {
 	cmd_rm_exec
 };
 
-static const struct option cmd_rm_options[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
-};
-
 static int
 cmd_rm_exec(const struct endpoint *ep, int argc, char **argv)
 {
 	struct rest_reply	 r;
 	char			*path;
-	int			 ch, i, rc = 0;
+	int			 i, rc = 0;
 
-	while ((ch = getopt_long(argc, argv, ":h", cmd_rm_options,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'h':
-			cmd_help(&cmd_rm_entry, stdout);
-			return (0);
-		default:
-			return (cmd_bad_option(&cmd_rm_entry, ch, argv));
-		}
-	}
+	if (cmd_no_options(&cmd_rm_entry, argc, argv, &rc))
+		return (rc);
 	if (argc - optind < 1)
 		return (cmd_usage_error(&cmd_rm_entry, "give a session"));
 	for (i = optind; i < argc; i++) {

@@ -25,11 +25,6 @@ const struct cmd_entry cmd_send_entry = {
 	cmd_send_exec
 };
 
-static const struct option cmd_send_options[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
-};
-
 static int
 cmd_send_exec(const struct endpoint *ep, int argc, char **argv)
 {
@@ -38,18 +33,10 @@ cmd_send_exec(const struct endpoint *ep, int argc, char **argv)
 	char			*text = NULL, *data = NULL, *b64 = NULL;
 	char			*path = NULL, why[256];
 	size_t			 len = 0, n, b64len;
-	int			 ch, i, rc = CLI_EXIT_FAIL;
+	int			 i, rc = CLI_EXIT_FAIL;
 
-	while ((ch = getopt_long(argc, argv, ":h", cmd_send_options,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'h':
-			cmd_help(&cmd_send_entry, stdout);
-			return (0);
-		default:
-			return (cmd_bad_option(&cmd_send_entry, ch, argv));
-		}
-	}
+	if (cmd_no_options(&cmd_send_entry, argc, argv, &rc))
+		return (rc);
 	if (argc - optind < 2)
 		return (cmd_usage_error(&cmd_send_entry, "give a session and "
 		    "the text"));

@@ -25,11 +25,6 @@ const struct cmd_entry cmd_wait_entry = {
 	cmd_wait_exec
 };
 
-static const struct option cmd_wait_options[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
-};
-
 /* The status of an exited session object, as the shell would show it. */
 static int
 cmd_wait_status(json_t *s)
@@ -52,18 +47,10 @@ cmd_wait_exec(const struct endpoint *ep, int argc, char **argv)
 	struct view_opts	 o;
 	const char		*state;
 	json_t			*out;
-	int			 ch, rc;
+	int			 rc;
 
-	while ((ch = getopt_long(argc, argv, ":h", cmd_wait_options,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'h':
-			cmd_help(&cmd_wait_entry, stdout);
-			return (0);
-		default:
-			return (cmd_bad_option(&cmd_wait_entry, ch, argv));
-		}
-	}
+	if (cmd_no_options(&cmd_wait_entry, argc, argv, &rc))
+		return (rc);
 	if (argc - optind != 1)
 		return (cmd_usage_error(&cmd_wait_entry, "give one session"));
 	if (target_find(ep, argv[optind], &t) == -1)

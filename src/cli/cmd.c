@@ -6,6 +6,7 @@
  * --help" print.  Usage errors print one line and the usage, and exit 2.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,6 +126,44 @@ cmd_bad_option(const struct cmd_entry *e, int ch, char **argv)
 	if (optopt != 0)
 		return (cmd_usage_error(e, "unknown option -%c", optopt));
 	return (cmd_usage_error(e, "unknown option %s", arg));
+}
+
+/*
+ * getopt_long for command e, answering -h (help on stdout) and a bad
+ * option (a usage error) itself: then CMD_OPT_EXIT, with *rc what the
+ * command returns.
+ */
+int
+cmd_getopt(const struct cmd_entry *e, int argc, char **argv,
+    const char *optstring, const struct option *longopts, int *rc)
+{
+	int	ch;
+
+	switch ((ch = getopt_long(argc, argv, optstring, longopts, NULL))) {
+	case 'h':
+		cmd_help(e, stdout);
+		*rc = 0;
+		return (CMD_OPT_EXIT);
+	case ':':
+	case '?':
+		*rc = cmd_bad_option(e, ch, argv);
+		return (CMD_OPT_EXIT);
+	default:
+		return (ch);
+	}
+}
+
+/* For a command whose only option is -h: 1 when it ends the command. */
+int
+cmd_no_options(const struct cmd_entry *e, int argc, char **argv, int *rc)
+{
+	static const struct option	help_only[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+
+	return (cmd_getopt(e, argc, argv, ":h", help_only, rc) ==
+	    CMD_OPT_EXIT);
 }
 
 /* Add "K=V" to the JSON object env; a usage error if it is not that. */

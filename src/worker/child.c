@@ -438,7 +438,7 @@ child_vfork(const struct child_args *a)
 	return (pid);
 }
 
-static void
+void
 child_close_pair(int p[2])
 {
 	if (p[0] != -1)
@@ -446,6 +446,27 @@ child_close_pair(int p[2])
 	if (p[1] != -1)
 		close(p[1]);
 	p[0] = p[1] = -1;
+}
+
+int
+child_set_size(int master, int cols, int rows)
+{
+	struct winsize	ws;
+
+	memset(&ws, 0, sizeof(ws));
+	ws.ws_col = (unsigned short)cols;
+	ws.ws_row = (unsigned short)rows;
+	return (ioctl(master, TIOCSWINSZ, &ws));
+}
+
+pid_t
+child_signal_group(int master, pid_t pid)
+{
+	pid_t	pg;
+
+	if (master != -1 && (pg = tcgetpgrp(master)) > 0)
+		return (pg);
+	return (pid);
 }
 
 /*
@@ -475,9 +496,8 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 {
 	struct child_error	 ce;
 	struct child_args	 a;
-	struct winsize		 ws;
 	char			 slave[128], path[PATH_MAX];
-	const char		*file, *pathenv;
+	const char		*file, *pathenv, *what;
 	int			 ep[2] = { -1, -1 }, ip[2] = { -1, -1 };
 	int			 op[2] = { -1, -1 }, xp[2] = { -1, -1 };
 	int			 master = -1, in, out, err, full = 0;
@@ -508,10 +528,7 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 		    unlockpt(master) == -1 ||
 		    ptsname_r(master, slave, sizeof(slave)) != 0)
 			goto syserr;
-		memset(&ws, 0, sizeof(ws));
-		ws.ws_col = s->cols;
-		ws.ws_row = s->rows;
-		if (ioctl(master, TIOCSWINSZ, &ws) == -1)
+		if (child_set_size(master, s->cols, s->rows) == -1)
 			goto syserr;
 		in = out = err = -1;
 	} else if (s->given) {
@@ -573,18 +590,12 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 	if (n == (ssize_t)sizeof(ce)) {
 		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 			;
-		if (ce.stage == CHILD_STAGE_CHDIR)
+		what = ce.stage == CHILD_STAGE_CHDIR ? s->workdir :
+		    ce.stage == CHILD_STAGE_RESOLVE ? file :
+		    ce.stage == CHILD_STAGE_EXEC ? path : NULL;
+		if (what != NULL)
 			snprintf(why, whylen, "%s '%s': %s",
-			    child_stage_name(ce.stage), s->workdir,
-			    strerror(ce.err));
-		else if (ce.stage == CHILD_STAGE_RESOLVE)
-			snprintf(why, whylen, "%s '%s': %s",
-			    child_stage_name(ce.stage), file,
-			    strerror(ce.err));
-		else if (ce.stage == CHILD_STAGE_EXEC)
-			snprintf(why, whylen, "%s '%s': %s",
-			    child_stage_name(ce.stage), path,
-			    strerror(ce.err));
+			    child_stage_name(ce.stage), what, strerror(ce.err));
 		else
 			snprintf(why, whylen, "%s: %s",
 			    child_stage_name(ce.stage), strerror(ce.err));

@@ -154,6 +154,7 @@ client_send_attached(struct client *cl)
 	msgpack_sbuffer	sb;
 	msgpack_packer	pk;
 	struct fixedbuf	fb;
+	unsigned char	*big = NULL;
 	int		rc;
 
 	msgpack_sbuffer_init(&sb);
@@ -165,27 +166,19 @@ client_send_attached(struct client *cl)
 	mpack_kv_uint(&pk, "replayFrom", cl->off);
 	mpack_kv_uint(&pk, "replayTo", cl->replay_to);
 	worker_limits_pack(&pk, WORKER_CLIENT_INPUT);
-	fb.p = client_wbuf + LWS_PRE;
-	if (sb.size > sizeof(client_wbuf) - LWS_PRE) {
-		/* A session object with huge args: a buffer of its own. */
-		unsigned char *big = malloc(LWS_PRE + sb.size);
-
-		if (big == NULL) {
-			msgpack_sbuffer_destroy(&sb);
-			return (-1);
-		}
-		memcpy(big + LWS_PRE, sb.data, sb.size);
-		fb.p = big + LWS_PRE;
-		fb.len = sb.size;
-		rc = client_send(cl, &fb);
-		free(big);
+	/* A session object with huge args: a buffer of its own. */
+	if (sb.size > sizeof(client_wbuf) - LWS_PRE &&
+	    (big = malloc(LWS_PRE + sb.size)) == NULL) {
 		msgpack_sbuffer_destroy(&sb);
-		return (rc);
+		return (-1);
 	}
+	fb.p = (big != NULL ? big : client_wbuf) + LWS_PRE;
 	memcpy(fb.p, sb.data, sb.size);
 	fb.len = sb.size;
+	rc = client_send(cl, &fb);
+	free(big);
 	msgpack_sbuffer_destroy(&sb);
-	return (client_send(cl, &fb));
+	return (rc);
 }
 
 static int

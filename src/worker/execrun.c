@@ -384,12 +384,9 @@ out:
 	child_strv_free(argv);
 	child_strv_free(envp);
 	spawnreq_free(&req);
-	if (op[0] != -1) close(op[0]);
-	if (op[1] != -1) close(op[1]);
-	if (ep[0] != -1) close(ep[0]);
-	if (ep[1] != -1) close(ep[1]);
-	if (ip[0] != -1) close(ip[0]);
-	if (ip[1] != -1) close(ip[1]);
+	child_close_pair(op);
+	child_close_pair(ep);
+	child_close_pair(ip);
 }
 
 /*

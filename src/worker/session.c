@@ -272,17 +272,6 @@ session_input_eof(void)
 	session_input_flush();
 }
 
-static pid_t
-session_target(void)
-{
-	pid_t	pg;
-
-	if (worker->req.pty && worker->out != NULL &&
-	    (pg = tcgetpgrp(worker->out->fd)) > 0)
-		return (pg);
-	return (worker->pid);
-}
-
 int
 session_signal(int signo, char *why, size_t whylen)
 {
@@ -290,7 +279,8 @@ session_signal(int signo, char *why, size_t whylen)
 		snprintf(why, whylen, "the session's process has exited");
 		return (409);
 	}
-	if (kill(-session_target(), signo) == -1 &&
+	if (kill(-child_signal_group(worker->req.pty && worker->out != NULL ?
+	    worker->out->fd : -1, worker->pid), signo) == -1 &&
 	    kill(-worker->pid, signo) == -1) {
 		snprintf(why, whylen, "cannot signal: %s", strerror(errno));
 		return (409);
@@ -301,8 +291,6 @@ session_signal(int signo, char *why, size_t whylen)
 int
 session_resize(int cols, int rows, char *why, size_t whylen)
 {
-	struct winsize	ws;
-
 	if (!worker->req.pty) {
 		snprintf(why, whylen, "the session has no terminal");
 		return (400);
@@ -311,10 +299,7 @@ session_resize(int cols, int rows, char *why, size_t whylen)
 		snprintf(why, whylen, "the session's process has exited");
 		return (409);
 	}
-	memset(&ws, 0, sizeof(ws));
-	ws.ws_col = cols;
-	ws.ws_row = rows;
-	if (ioctl(worker->out->fd, TIOCSWINSZ, &ws) == -1) {
+	if (child_set_size(worker->out->fd, cols, rows) == -1) {
 		snprintf(why, whylen, "cannot resize: %s", strerror(errno));
 		return (409);
 	}

@@ -631,21 +631,10 @@ out:
 	spawnreq_free(&req);
 }
 
-static pid_t
-stream_target(void)
-{
-	pid_t	pg;
-
-	if (st.tty && st.out.rfd != -1 && (pg = tcgetpgrp(st.out.rfd)) > 0)
-		return (pg);
-	return (st.pid);
-}
-
 static void
 stream_message(void *arg, const unsigned char *buf, size_t len)
 {
 	struct wsmsg	m;
-	struct winsize	ws;
 	char		why[256];
 
 	(void)arg;
@@ -685,14 +674,13 @@ stream_message(void *arg, const unsigned char *buf, size_t len)
 			stream_error("bad_request", "resize is for tty mode");
 			break;
 		}
-		memset(&ws, 0, sizeof(ws));
-		ws.ws_col = (unsigned short)m.cols;
-		ws.ws_row = (unsigned short)m.rows;
-		if (st.out.rfd == -1 || ioctl(st.out.rfd, TIOCSWINSZ, &ws) == -1)
+		if (st.out.rfd == -1 ||
+		    child_set_size(st.out.rfd, m.cols, m.rows) == -1)
 			stream_error("conflict", "the terminal is gone");
 		break;
 	case WSMSG_SIGNAL:
-		if (st.reaped || kill(-stream_target(), m.signo) == -1)
+		if (st.reaped || kill(-child_signal_group(st.tty ?
+		    st.out.rfd : -1, st.pid), m.signo) == -1)
 			stream_error("conflict", "the process has exited");
 		break;
 	default:
@@ -720,7 +708,7 @@ stream_writeable(void)
 	struct stream_fd	*f;
 	msgpack_sbuffer		 sb;
 	msgpack_packer		 pk;
-	int			 rc, i;
+	int			 rc, i, code;
 
 	/*
 	 * The close is under way: lws sent (or is sending) our close frame
@@ -766,17 +754,13 @@ stream_writeable(void)
 	}
 	if (st.close_after_msgs || st.sent_exit) {
 		st.closing = 1;
-		if (st.close_after_msgs == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE)
-			lws_close_reason(st.ws,
-			    LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+		code = st.close_after_msgs > 1 ? st.close_after_msgs :
+		    LWS_CLOSE_STATUS_NORMAL;
+		if (code == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE)
+			lws_close_reason(st.ws, code,
 			    (unsigned char *)"message too big", 15);
-		else if (st.close_after_msgs ==
-		    LWS_CLOSE_STATUS_UNEXPECTED_CONDITION)
-			lws_close_reason(st.ws,
-			    LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, NULL, 0);
 		else
-			lws_close_reason(st.ws, LWS_CLOSE_STATUS_NORMAL, NULL,
-			    0);
+			lws_close_reason(st.ws, code, NULL, 0);
 		return (-1);
 	}
 	if ((f = stream_next_chunk()) != NULL) {

@@ -337,6 +337,11 @@ struct child {
 int	child_start(const struct child_spec *, struct child *, char *why,
 	    size_t whylen);
 int	child_limit_nproc(const struct rlimit *);
+void	child_close_pair(int [2]);
+/* A PTY's window size: 0, or -1 with errno. */
+int	child_set_size(int master, int cols, int rows);
+/* Where a signal goes: the terminal's foreground group, else the command. */
+pid_t	child_signal_group(int master, pid_t);
 char	**child_environ(const struct spawnreq *, const char *user,
 	    const char *home, const char *shell, int pty);
 char	**child_argv(const struct spawnreq *, const char *shell);

@@ -956,8 +956,19 @@ httphead_route(const char *method, const char *path, char *ref,
     size_t refmax)
 {
 	static const char	 prefix[] = "/v1/sessions/";
+	static const struct {
+		const char		*name, *method;
+		enum httphead_route	 route;
+	} subs[] = {	/* /v1/sessions/{ref}/NAME */
+		{ "signal", "POST", ROUTE_SESSION_SIGNAL },
+		{ "input", "POST", ROUTE_SESSION_INPUT },
+		{ "resize", "POST", ROUTE_SESSION_RESIZE },
+		{ "log", "GET", ROUTE_SESSION_LOG },
+		{ "attach", "GET", ROUTE_SESSION_ATTACH },
+		{ "wait", "GET", ROUTE_SESSION_WAIT },
+	};
 	const char		*seg, *slash, *rest;
-	size_t			 seglen;
+	size_t			 seglen, i;
 
 	if (ref != NULL && refmax > 0)
 		ref[0] = '\0';
@@ -1001,29 +1012,12 @@ httphead_route(const char *method, const char *path, char *ref,
 			return (ROUTE_SESSION_DELETE);
 		return (ROUTE_BAD_METHOD);
 	}
-	if (strcmp(rest, "signal") == 0) {
-		httphead_setref(ref, refmax, seg, seglen);
-		return (httphead_pick(method, "POST", ROUTE_SESSION_SIGNAL));
-	}
-	if (strcmp(rest, "input") == 0) {
-		httphead_setref(ref, refmax, seg, seglen);
-		return (httphead_pick(method, "POST", ROUTE_SESSION_INPUT));
-	}
-	if (strcmp(rest, "resize") == 0) {
-		httphead_setref(ref, refmax, seg, seglen);
-		return (httphead_pick(method, "POST", ROUTE_SESSION_RESIZE));
-	}
-	if (strcmp(rest, "log") == 0) {
-		httphead_setref(ref, refmax, seg, seglen);
-		return (httphead_pick(method, "GET", ROUTE_SESSION_LOG));
-	}
-	if (strcmp(rest, "attach") == 0) {
-		httphead_setref(ref, refmax, seg, seglen);
-		return (httphead_pick(method, "GET", ROUTE_SESSION_ATTACH));
-	}
-	if (strcmp(rest, "wait") == 0) {
-		httphead_setref(ref, refmax, seg, seglen);
-		return (httphead_pick(method, "GET", ROUTE_SESSION_WAIT));
+	for (i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		if (strcmp(rest, subs[i].name) == 0) {
+			httphead_setref(ref, refmax, seg, seglen);
+			return (httphead_pick(method, subs[i].method,
+			    subs[i].route));
+		}
 	}
 	return (ROUTE_NONE);
 }

@@ -195,15 +195,16 @@ mpack_get(const msgpack_object *o, const char *key)
 	return (NULL);
 }
 
-int
-mpack_get_str(const msgpack_object *o, const char *key, const char **p,
-    size_t *len)
+/* A str or bin field: msgpack-c lays both out alike (ptr, size). */
+static int
+mpack_get_bytes(const msgpack_object *o, const char *key,
+    msgpack_object_type type, const char **p, size_t *len)
 {
 	const msgpack_object	*v = mpack_get(o, key);
 
 	if (v == NULL || v->type == MSGPACK_OBJECT_NIL)
 		return (0);
-	if (v->type != MSGPACK_OBJECT_STR)
+	if (v->type != type)
 		return (-1);
 	*p = v->via.str.size > 0 ? v->via.str.ptr : "";
 	*len = v->via.str.size;
@@ -211,18 +212,17 @@ mpack_get_str(const msgpack_object *o, const char *key, const char **p,
 }
 
 int
+mpack_get_str(const msgpack_object *o, const char *key, const char **p,
+    size_t *len)
+{
+	return (mpack_get_bytes(o, key, MSGPACK_OBJECT_STR, p, len));
+}
+
+int
 mpack_get_bin(const msgpack_object *o, const char *key, const char **p,
     size_t *len)
 {
-	const msgpack_object	*v = mpack_get(o, key);
-
-	if (v == NULL || v->type == MSGPACK_OBJECT_NIL)
-		return (0);
-	if (v->type != MSGPACK_OBJECT_BIN)
-		return (-1);
-	*p = v->via.bin.size > 0 ? v->via.bin.ptr : "";
-	*len = v->via.bin.size;
-	return (1);
+	return (mpack_get_bytes(o, key, MSGPACK_OBJECT_BIN, p, len));
 }
 
 int

@@ -340,14 +340,8 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 
 	if (r->kind == SPAWN_SESSION) {
 		if ((rc = spawnreq_fixed(o, "name", r->name, sizeof(r->name),
-		    why, whylen)) == -1) {
-			snprintf(why, whylen, "'name' must be 1 to %d "
-			    "characters of A-Z a-z 0-9 . _ -",
-			    SPAWNREQ_NAME_MAX);
-			return (-1);
-		}
-		if (rc == 1 && !spawnreq_name_valid(r->name,
-		    strlen(r->name))) {
+		    why, whylen)) == -1 || (rc == 1 &&
+		    !spawnreq_name_valid(r->name, strlen(r->name)))) {
 			snprintf(why, whylen, "'name' must be 1 to %d "
 			    "characters of A-Z a-z 0-9 . _ -",
 			    SPAWNREQ_NAME_MAX);

@@ -92,7 +92,6 @@ struct loop_ops {
 	void	(*input)(const char *, size_t);	/* bytes read from stdin */
 	void	(*input_eof)(void);
 	void	(*signal)(int);
-	void	(*drained)(void);	/* output went below low water */
 };
 
 int	 loop_init(const struct loop_ops *);
@@ -114,7 +113,6 @@ struct ws_ops {
 	void	(*established)(void);
 	void	(*message)(const msgpack_object *);
 	void	(*closed)(int code, const char *why);	/* code 0: failed */
-	void	(*drained)(void);	/* send queue went below low water */
 };
 
 int	 ws_open(const struct endpoint *, const char *path,
@@ -123,6 +121,7 @@ int	 ws_send(const msgpack_sbuffer *);
 int	 ws_send_full(void);
 void	 ws_send_stdin(const char *, size_t);
 void	 ws_send_size(void);	/* our terminal's, as a resize */
+void	 ws_output(const msgpack_object *, int fd);
 void	 ws_pause(int);
 void	 ws_close(void);
 int	 ws_callback(struct lws *, enum lws_callback_reasons, void *, void *,

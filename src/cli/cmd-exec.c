@@ -134,18 +134,6 @@ cmd_exec_signal(int sig)
 }
 
 static void
-cmd_exec_output_drained(void)
-{
-	ws_pause(0);
-}
-
-static void
-cmd_exec_send_drained(void)
-{
-	loop_pause_input(0);
-}
-
-static void
 cmd_exec_established(void)
 {
 	(void)ws_send(&cx.start);
@@ -166,19 +154,6 @@ cmd_exec_started(void)
 }
 
 static void
-cmd_exec_output(const msgpack_object *m, int fd)
-{
-	const char	*data;
-	size_t		 len;
-
-	if (mpack_get_bin(m, "data", &data, &len) != 1) {
-		report_errorx("lodged sent output without data");
-		return;
-	}
-	(void)loop_output(fd, data, len);
-}
-
-static void
 cmd_exec_message(const msgpack_object *m)
 {
 	const msgpack_object	*type = mpack_get(m, "type");
@@ -186,9 +161,9 @@ cmd_exec_message(const msgpack_object *m)
 	int			 b;
 
 	if (mpack_streq(type, "stdout"))
-		cmd_exec_output(m, STDOUT_FILENO);
+		ws_output(m, STDOUT_FILENO);
 	else if (mpack_streq(type, "stderr"))
-		cmd_exec_output(m, STDERR_FILENO);
+		ws_output(m, STDERR_FILENO);
 	else if (mpack_streq(type, "started"))
 		cmd_exec_started();
 	else if (mpack_streq(type, "exit")) {
@@ -223,13 +198,11 @@ cmd_exec_closed(int code, const char *why)
 }
 
 static const struct loop_ops cmd_exec_loop_ops = {
-	cmd_exec_input, cmd_exec_input_eof, cmd_exec_signal,
-	cmd_exec_output_drained
+	cmd_exec_input, cmd_exec_input_eof, cmd_exec_signal
 };
 
 static const struct ws_ops cmd_exec_ws_ops = {
-	cmd_exec_established, cmd_exec_message, cmd_exec_closed,
-	cmd_exec_send_drained
+	cmd_exec_established, cmd_exec_message, cmd_exec_closed
 };
 
 /* The "start" message: the exec request with tty and size. */

@@ -6,7 +6,7 @@
  * signals, and standard output and error for the moments they are full.
  * Output is written at once while it can be; what cannot is kept in a
  * buffer, and above a high-water mark the stream stops reading the socket
- * (loop_output_full) until the buffer drains (loop_ops.drained).  So a slow
+ * (loop_output_full) until the buffer drains (ws_pause(0)).  So a slow
  * reader of our output slows the stream instead of growing our memory.
  * The descriptors are dups, so lws may close them freely.
  */
@@ -512,8 +512,7 @@ loop_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			return (0);
 		if (loop_was_full && loop_buffered() <= LOOP_OUT_LOW) {
 			loop_was_full = 0;
-			if (loop_ops->drained != NULL)
-				loop_ops->drained();
+			ws_pause(0);
 		}
 		return (0);
 	case LWS_CALLBACK_RAW_CLOSE_FILE:

@@ -127,18 +127,6 @@ view_signal(int sig)
 }
 
 static void
-view_output_drained(void)
-{
-	ws_pause(0);
-}
-
-static void
-view_send_drained(void)
-{
-	loop_pause_input(0);
-}
-
-static void
 view_attached(const msgpack_object *m)
 {
 	const msgpack_object	*s = mpack_get(m, "session");
@@ -171,18 +159,9 @@ view_attached(const msgpack_object *m)
 static void
 view_output(const msgpack_object *m, int fd)
 {
-	const char	*data;
-	size_t		 len;
-
-	if (mpack_get_bin(m, "data", &data, &len) != 1) {
-		report_errorx("lodged sent output without data");
-		return;
-	}
-	if (view.o->mode == VIEW_WAIT)
-		return;
 	if (view.o->mode == VIEW_FOLLOW)
 		fd = STDOUT_FILENO;
-	(void)loop_output(fd, data, len);
+	ws_output(m, view.o->mode == VIEW_WAIT ? -1 : fd);
 }
 
 static void
@@ -241,11 +220,11 @@ view_closed(int code, const char *why)
 }
 
 static const struct loop_ops view_loop_ops = {
-	view_input, view_input_eof, view_signal, view_output_drained
+	view_input, view_input_eof, view_signal
 };
 
 static const struct ws_ops view_ws_ops = {
-	NULL, view_message, view_closed, view_send_drained
+	NULL, view_message, view_closed
 };
 
 static char *

@@ -8,7 +8,7 @@
  * poll), else it waits in a queue and goes one per writeable callback.
  * The queue is bounded by its
  * users: above the high-water mark they stop reading their input
- * (ws_send_full) until ws_ops.drained.  Received messages are reassembled
+ * (ws_send_full) until it drains.  Received messages are reassembled
  * up to a limit and handed over decoded.
  */
 #include <sys/queue.h>
@@ -197,6 +197,19 @@ ws_send_size(void)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* The data of an output message, to fd (-1: nowhere). */
+void
+ws_output(const msgpack_object *m, int fd)
+{
+	const char	*data;
+	size_t		 len;
+
+	if (mpack_get_bin(m, "data", &data, &len) != 1)
+		report_errorx("lodged sent output without data");
+	else if (fd != -1)
+		(void)loop_output(fd, data, len);
+}
+
 /* Stop or restart reading the socket (our output is full). */
 void
 ws_pause(int paused)
@@ -238,8 +251,7 @@ ws_writeable(struct lws *wsi)
 		lws_callback_on_writable(wsi);
 	if (ws_was_full && ws_queued <= WS_QUEUE_LOW) {
 		ws_was_full = 0;
-		if (ws_ops->drained != NULL)
-			ws_ops->drained();
+		loop_pause_input(0);
 	}
 	return (0);
 }

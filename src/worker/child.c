@@ -45,7 +45,7 @@ struct child_error {
 	int	err;
 };
 
-void
+static void
 child_strv_free(char **v)
 {
 	size_t	i;
@@ -89,7 +89,7 @@ child_env_set(char ***v, size_t *n, const char *kv)
 	return (child_strv_add(v, n, kv));
 }
 
-char **
+static char **
 child_environ(const struct spawnreq *r, const char *user, const char *home,
     const char *shell, int pty)
 {
@@ -130,7 +130,7 @@ fail:
 	return (NULL);
 }
 
-char **
+static char **
 child_argv(const struct spawnreq *r, const char *shell)
 {
 	char		**v = NULL, login[PATH_MAX];
@@ -160,6 +160,33 @@ child_argv(const struct spawnreq *r, const char *shell)
 fail:
 	child_strv_free(v);
 	return (NULL);
+}
+
+int
+child_spec_init(struct child_spec *s, const struct spawnreq *r,
+    const char *user, const char *home, const char *shell, int pty)
+{
+	memset(s, 0, sizeof(*s));
+	s->argv = child_argv(r, shell);
+	s->envp = child_environ(r, user, home, shell, pty);
+	s->workdir = r->workdir != NULL ? r->workdir : home;
+	s->pty = pty;
+	s->cols = r->cols;
+	s->rows = r->rows;
+	s->cgroup_fd = -1;
+	if (s->argv == NULL || s->envp == NULL) {
+		child_spec_free(s);
+		return (-1);
+	}
+	return (0);
+}
+
+void
+child_spec_free(struct child_spec *s)
+{
+	child_strv_free(s->argv);
+	child_strv_free(s->envp);
+	s->argv = s->envp = NULL;
 }
 
 static const char *

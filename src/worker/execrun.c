@@ -277,8 +277,7 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 	struct execrun		*e = NULL;
 	gid_t			 groups[EXECRUN_GROUPS_MAX];
 	char			 why[1024], user[SPAWNREQ_USER_MAX + 1];
-	char			 home[512], shell[256], **argv = NULL;
-	char			 **envp = NULL;
+	char			 home[512], shell[256];
 	int64_t			 id = 0, uid, gid, max, peer, peer_max;
 	int			 ngroups = EXECRUN_GROUPS_MAX;
 	int			 op[2] = { -1, -1 }, ep[2] = { -1, -1 };
@@ -286,6 +285,7 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 
 	(void)mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id);
 	memset(&req, 0, sizeof(req));
+	memset(&spec, 0, sizeof(spec));
 	if (mpack_get_int(o, "uid", 0, UINT32_MAX, &uid) != 1 ||
 	    mpack_get_int(o, "gid", 0, UINT32_MAX, &gid) != 1 ||
 	    mpack_get_int(o, "maxOutput", 0, INT64_MAX, &max) != 1 ||
@@ -297,20 +297,14 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 		execrun_failed(c, id, "malformed exec request");
 		goto out;
 	}
-	if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, &peer) != 1)
-		peer = -1;
-	if (mpack_get_int(o, "peerMax", 0, INT32_MAX, &peer_max) == 1 &&
-	    peer != -1 && peer_max > 0 &&
-	    template_peer_count((uid_t)peer) >= peer_max) {
+	if (template_peer_full(o, &peer, &peer_max)) {
 		snprintf(why, sizeof(why), "too many exec calls and streams "
 		    "of this user at once (at most %lld)",
 		    (long long)peer_max);
 		execrun_answer(c, id, 503, "unavailable", why);
 		goto out;
 	}
-	argv = child_argv(&req, shell);
-	envp = child_environ(&req, user, home, shell, 0);
-	if (argv == NULL || envp == NULL ||
+	if (child_spec_init(&spec, &req, user, home, shell, 0) == -1 ||
 	    (e = calloc(1, sizeof(*e))) == NULL) {
 		execrun_failed(c, id, "out of memory");
 		goto out;
@@ -331,10 +325,6 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 		execrun_failed(c, id, why);
 		goto out;
 	}
-	memset(&spec, 0, sizeof(spec));
-	spec.argv = argv;
-	spec.envp = envp;
-	spec.workdir = req.workdir != NULL ? req.workdir : home;
 	spec.given = 1;
 	spec.fds[0] = ip[0];
 	spec.fds[1] = op[1];
@@ -381,8 +371,7 @@ out:
 		(void)contain_remove(e->group.name);
 	}
 	free(e);
-	child_strv_free(argv);
-	child_strv_free(envp);
+	child_spec_free(&spec);
 	spawnreq_free(&req);
 	child_close_pair(op);
 	child_close_pair(ep);

@@ -541,10 +541,10 @@ stream_start(const msgpack_object *o)
 	struct passwd		 pw;
 	msgpack_sbuffer		 sb;
 	msgpack_packer		 pk;
-	char			 why[1024], pwbuf[4096], **argv = NULL;
-	char			 **envp = NULL;
+	char			 why[1024], pwbuf[4096];
 	const char		*code = "bad_request", *shell;
 
+	memset(&spec, 0, sizeof(spec));
 	if (spawnreq_decode(o, SPAWN_STREAM, 0, &req, why, sizeof(why)) ==
 	    -1) {
 		stream_error("bad_request", why);
@@ -555,21 +555,13 @@ stream_start(const msgpack_object *o)
 		goto fail;
 	shell = pw.pw_shell != NULL && pw.pw_shell[0] != '\0' ? pw.pw_shell :
 	    "/bin/sh";
-	argv = child_argv(&req, shell);
-	envp = child_environ(&req, pw.pw_name, pw.pw_dir, shell, req.pty);
-	if (argv == NULL || envp == NULL) {
+	/* Not a login shell: a start needs command or args. */
+	if (child_spec_init(&spec, &req, pw.pw_name, pw.pw_dir, shell,
+	    req.pty) == -1) {
 		snprintf(why, sizeof(why), "out of memory");
 		code = "internal";
 		goto fail;
 	}
-	memset(&spec, 0, sizeof(spec));
-	spec.argv = argv;
-	spec.envp = envp;
-	spec.workdir = req.workdir != NULL ? req.workdir : pw.pw_dir;
-	spec.pty = req.pty;
-	spec.login = 0;		/* a start needs command or args */
-	spec.cols = req.cols;
-	spec.rows = req.rows;
 	spec.cgroup_fd = st.group.procs;
 	spec.set_nproc = st.set_nproc;
 	spec.nproc = st.nproc;
@@ -626,8 +618,7 @@ fail:
 	if (strcmp(code, "bad_request") != 0)
 		st.close_after_msgs = 1;
 out:
-	child_strv_free(argv);
-	child_strv_free(envp);
+	child_spec_free(&spec);
 	spawnreq_free(&req);
 }
 

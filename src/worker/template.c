@@ -53,17 +53,27 @@ static struct template_stream {
 } *template_streams;
 static size_t		 template_nstreams, template_streams_cap;
 
-/* How many exec calls and streams restricted peer uid runs now. */
+/*
+ * The request's restricted peer ("peerUid", else -1), and whether it runs
+ * as many exec calls and streams as it may ("peerMax", then in *max).
+ */
 int
-template_peer_count(uid_t uid)
+template_peer_full(const msgpack_object *o, int64_t *peer, int64_t *max)
 {
 	size_t	i;
-	int	n = execrun_peer_count(uid);
+	int	n;
 
+	if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, peer) != 1)
+		*peer = -1;
+	if (mpack_get_int(o, "peerMax", 0, INT32_MAX, max) != 1)
+		*max = 0;
+	if (*peer == -1 || *max == 0)
+		return (0);
+	n = execrun_peer_count((uid_t)*peer);
 	for (i = 0; i < template_nstreams; i++)
-		if (template_streams[i].peer == uid)
+		if (template_streams[i].peer == (uid_t)*peer)
 			n++;
-	return (n);
+	return (n >= *max);
 }
 
 static void
@@ -173,7 +183,7 @@ template_child_setup(void)
 static void	template_sweep(void);
 static void	template_reaped(struct ctl *, pid_t, int);
 static void	template_remove_groups(pid_t);
-static void	template_sweep_soon(void);
+static void	template_sweep_in(int64_t);
 
 /* A child of the template is gone: an exec command, a worker, an orphan. */
 static void
@@ -186,7 +196,7 @@ template_reaped(struct ctl *c, pid_t pid, int status)
 	template_stream_reaped(pid);
 	template_remove_groups(pid);
 	/* Groups of processes that were not ours: now and then, not each time. */
-	template_sweep_soon();
+	template_sweep_in(TEMPLATE_FULL_SWEEP_MS);
 }
 
 /* Reap pid if it has exited. */
@@ -246,11 +256,11 @@ template_remove_groups(pid_t pid)
 		template_sweep_later();
 }
 
-/* A sweep of all groups, TEMPLATE_FULL_SWEEP_MS after a worker went. */
+/* A sweep of all groups in ms, unless one is due sooner. */
 static void
-template_sweep_soon(void)
+template_sweep_in(int64_t ms)
 {
-	int64_t	at = escalate_now() + TEMPLATE_FULL_SWEEP_MS;
+	int64_t	at = escalate_now() + ms;
 
 	if (template_sweep_at == 0 || template_sweep_at > at)
 		template_sweep_at = at;
@@ -269,32 +279,22 @@ template_sweep(void)
 void
 template_sweep_later(void)
 {
-	int64_t	at = escalate_now() + TEMPLATE_SWEEP_MS;
-
-	if (template_sweep_at == 0 || template_sweep_at > at)
-		template_sweep_at = at;
+	template_sweep_in(TEMPLATE_SWEEP_MS);
 }
 
 static void
 template_fork(struct ctl *c, const msgpack_object *o, int fd, int stream)
 {
 	pid_t	pid;
-	int64_t	peer = -1, max = 0;
+	int64_t	peer = -1, max;
 
 	if (fd == -1) {
 		log_warnx("template: request without a descriptor");
 		return;
 	}
-	if (stream) {
-		if (mpack_get_int(o, "peerUid", -1, UINT32_MAX, &peer) != 1)
-			peer = -1;
-		if (mpack_get_int(o, "peerMax", 0, INT32_MAX, &max) != 1)
-			max = 0;
-		if (peer != -1 && max > 0 &&
-		    template_peer_count((uid_t)peer) >= max) {
-			template_refuse_stream(fd, max);
-			return;
-		}
+	if (stream && template_peer_full(o, &peer, &max)) {
+		template_refuse_stream(fd, max);
+		return;
 	}
 	if ((pid = pool_take(c, fd)) == -1) {
 		switch (pid = fork()) {

@@ -504,7 +504,7 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	struct child		 ch;
 	struct timeval		 tv;
 	const msgpack_object	*req;
-	char			 why[1024], **argv, **envp;
+	char			 why[1024];
 	int64_t			 n, bufmax;
 	int			 fd, sfd;
 
@@ -558,19 +558,10 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	if ((worker->ring = ring_create(worker->req.buffer_size)) == NULL)
 		worker_fail(c, 503, "unavailable", "out of memory");
 
-	argv = child_argv(&worker->req, worker->shell);
-	envp = child_environ(&worker->req, worker->username, worker->home,
-	    worker->shell, worker->req.pty);
-	if (argv == NULL || envp == NULL)
+	if (child_spec_init(&spec, &worker->req, worker->username,
+	    worker->home, worker->shell, worker->req.pty) == -1)
 		worker_fail(c, 503, "unavailable", "out of memory");
-	memset(&spec, 0, sizeof(spec));
-	spec.argv = argv;
-	spec.envp = envp;
-	spec.workdir = worker->workdir;
 	spec.login = worker->req.command == NULL && worker->req.args == NULL;
-	spec.pty = worker->req.pty;
-	spec.cols = worker->cols;
-	spec.rows = worker->rows;
 	spec.cgroup_fd = worker->group.procs;
 	/* SIGCHLD is blocked from here on; the child resets its mask. */
 	if ((sfd = worker_signalfd(1)) == -1)
@@ -580,8 +571,7 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 			worker_fail(c, 503, "unavailable", why);
 		worker_fail(c, 422, "spawn_failed", why);
 	}
-	child_strv_free(argv);
-	child_strv_free(envp);
+	child_spec_free(&spec);
 	worker->pid = ch.pid;
 	/* Joined: a descriptor that could move others in is not kept. */
 	contain_close_procs(&worker->group);

@@ -265,7 +265,8 @@ void	worker_limits_pack(msgpack_packer *, size_t input_queue);
 void	template_main(int ctlfd, int use_cgroup) __attribute__((noreturn));
 void	template_child_setup(void);
 int	template_nproc(const msgpack_object *, struct rlimit *);
-int	template_peer_count(uid_t);
+int	template_peer_full(const msgpack_object *, int64_t *peer,
+	    int64_t *max);
 void	template_sweep_later(void);
 
 /* pool.c: workers forked ahead of need */
@@ -342,10 +343,10 @@ void	child_close_pair(int [2]);
 int	child_set_size(int master, int cols, int rows);
 /* Where a signal goes: the terminal's foreground group, else the command. */
 pid_t	child_signal_group(int master, pid_t);
-char	**child_environ(const struct spawnreq *, const char *user,
-	    const char *home, const char *shell, int pty);
-char	**child_argv(const struct spawnreq *, const char *shell);
-void	child_strv_free(char **);
+/* r's argv, environ and directory for user: -1 when out of memory. */
+int	child_spec_init(struct child_spec *, const struct spawnreq *r,
+	    const char *user, const char *home, const char *shell, int pty);
+void	child_spec_free(struct child_spec *);
 
 /* session.c: the child's I/O, signals, resize, delete */
 void	session_output(struct worker_fd *);

@@ -10,7 +10,6 @@
  * answers only when none is left.
  */
 #include <sys/types.h>
-#include <sys/ioctl.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -18,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "log.h"

@@ -12,7 +12,6 @@
  * contain.c): HUP, then KILL; and nothing it started outlives the stream.
  */
 #include <sys/types.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -24,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "log.h"

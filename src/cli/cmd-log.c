@@ -44,7 +44,7 @@ cmd_log_exec(const struct endpoint *ep, int argc, char **argv)
 	struct view_opts	 o;
 	struct rest_reply	 r;
 	const char		*ref;
-	char			*base, *path, *end;
+	char			*path, *end, suffix[48];
 	unsigned long long	 since = 0;
 	int			 ch, follow = 0, since_set = 0, rc, n;
 
@@ -75,24 +75,17 @@ cmd_log_exec(const struct endpoint *ep, int argc, char **argv)
 	if (target_find(ep, ref, &t) == -1)
 		return (CLI_EXIT_FAIL);
 	rc = CLI_EXIT_FAIL;
-	if ((base = target_path(ref, "/log")) == NULL)
+	if (since_set)
+		snprintf(suffix, sizeof(suffix), "/log?since=%llu", since);
+	if ((path = target_path(ref, since_set ? suffix : "/log")) == NULL)
 		goto out;
-	n = since_set ? asprintf(&path, "%s?since=%llu", base, since) :
-	    asprintf(&path, "%s", base);
-	free(base);
-	if (n == -1) {
-		report_error("asprintf");
-		goto out;
-	}
 	/* The body goes straight to stdout as it arrives. */
 	n = rest_call(&t.ep, "GET", path, NULL, STDOUT_FILENO, &r);
+	free(path);
 	if (n == REST_NOCONNECT)
 		rest_report_noconnect(&t.ep);
-	if (n != REST_OK) {
-		free(path);
+	if (n != REST_OK)
 		goto out;
-	}
-	free(path);
 	if (r.status != 200) {
 		rest_report(&r);
 		rest_reply_free(&r);

@@ -42,25 +42,20 @@ target_probe(const struct endpoint *ep, const char *sock, const char *ref)
 {
 	struct endpoint		 wep = *ep;
 	struct rest_reply	 r;
-	char			*path, *full;
-	int			 ok;
+	char			*path;
+	int			 ok = 0;
 
 	endpoint_unix(&wep, sock);
-	if ((path = target_path(ref, "/log?since=")) == NULL)
+	if ((path = target_path(ref, "/log?since=" TARGET_PROBE_SINCE)) ==
+	    NULL)
 		return (0);
-	if (asprintf(&full, "%s%s", path, TARGET_PROBE_SINCE) == -1) {
-		free(path);
-		return (0);
-	}
-	free(path);
-	ok = 0;
 	rest_quiet(1);
-	if (rest_call(&wep, "GET", full, NULL, -1, &r) == REST_OK) {
+	if (rest_call(&wep, "GET", path, NULL, -1, &r) == REST_OK) {
 		ok = r.status == 200;
 		rest_reply_free(&r);
 	}
 	rest_quiet(0);
-	free(full);
+	free(path);
 	return (ok);
 }
 

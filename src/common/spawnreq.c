@@ -49,25 +49,17 @@ static const struct field spawnreq_stream_fields[] = {
 	    "stream: output is not kept" },
 };
 
-#define SPAWNREQ_NFIELDS(t)	(sizeof(t) / sizeof((t)[0]))
+#define SPAWNREQ_KIND(t)	{ t, sizeof(t) / sizeof((t)[0]) }
 
-/* Every key of o is a field of its kind, of the right type. */
-static int
-spawnreq_check_fields(const msgpack_object *o, enum spawnreq_kind kind,
-    char *why, size_t whylen)
-{
-	switch (kind) {
-	case SPAWN_SESSION:
-		return (fields_check(o, spawnreq_session_fields,
-		    SPAWNREQ_NFIELDS(spawnreq_session_fields), why, whylen));
-	case SPAWN_EXEC:
-		return (fields_check(o, spawnreq_exec_fields,
-		    SPAWNREQ_NFIELDS(spawnreq_exec_fields), why, whylen));
-	default:
-		return (fields_check(o, spawnreq_stream_fields,
-		    SPAWNREQ_NFIELDS(spawnreq_stream_fields), why, whylen));
-	}
-}
+/* Each kind's fields, by enum spawnreq_kind. */
+static const struct {
+	const struct field	*fields;
+	size_t			 n;
+} spawnreq_kinds[] = {
+	SPAWNREQ_KIND(spawnreq_session_fields),
+	SPAWNREQ_KIND(spawnreq_exec_fields),
+	SPAWNREQ_KIND(spawnreq_stream_fields),
+};
 
 int
 spawnreq_name_valid(const char *s, size_t len)
@@ -284,7 +276,9 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 	int64_t			 n;
 	int			 rc;
 
-	if (spawnreq_check_fields(o, r->kind, why, whylen) == -1)
+	/* Every key of o is a field of its kind, of the right type. */
+	if (fields_check(o, spawnreq_kinds[r->kind].fields,
+	    spawnreq_kinds[r->kind].n, why, whylen) == -1)
 		return (-1);
 	if (spawnreq_string(o, "command", &r->command, why, whylen) == -1)
 		return (-1);

@@ -93,29 +93,20 @@ static char **
 child_environ(const struct spawnreq *r, const char *user, const char *home,
     const char *shell, int pty)
 {
+	const char	*const set[][2] = {
+		{ "HOME", home }, { "USER", user }, { "LOGNAME", user },
+		{ "SHELL", shell }, { "PATH", "/usr/local/sbin:/usr/local/bin:"
+		    "/usr/sbin:/usr/bin:/sbin:/bin" }, { "LANG", getenv("LANG") }
+	};
 	char		**v = NULL, buf[2048];
 	size_t		 n = 0, i;
-	const char	*lang;
 
 	if ((v = calloc(1, sizeof(char *))) == NULL)
 		return (NULL);
-	snprintf(buf, sizeof(buf), "HOME=%s", home);
-	if (child_env_set(&v, &n, buf) == -1)
-		goto fail;
-	snprintf(buf, sizeof(buf), "USER=%s", user);
-	if (child_env_set(&v, &n, buf) == -1)
-		goto fail;
-	snprintf(buf, sizeof(buf), "LOGNAME=%s", user);
-	if (child_env_set(&v, &n, buf) == -1)
-		goto fail;
-	snprintf(buf, sizeof(buf), "SHELL=%s", shell);
-	if (child_env_set(&v, &n, buf) == -1)
-		goto fail;
-	if (child_env_set(&v, &n, "PATH=/usr/local/sbin:/usr/local/bin:"
-	    "/usr/sbin:/usr/bin:/sbin:/bin") == -1)
-		goto fail;
-	if ((lang = getenv("LANG")) != NULL) {
-		snprintf(buf, sizeof(buf), "LANG=%s", lang);
+	for (i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		if (set[i][1] == NULL)
+			continue;	/* LANG: only if lodged has one */
+		snprintf(buf, sizeof(buf), "%s=%s", set[i][0], set[i][1]);
 		if (child_env_set(&v, &n, buf) == -1)
 			goto fail;
 	}

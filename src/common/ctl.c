@@ -87,31 +87,26 @@ ctl_close_fds(const int *fds, int nfds)
 int
 ctl_send(struct ctl *c, const msgpack_sbuffer *sb, int fd)
 {
-	return (ctl_sendv(c, sb, &fd, fd == -1 ? 0 : 1));
-}
-
-int
-ctl_sendv(struct ctl *c, const msgpack_sbuffer *sb, const int *fds, int nfds)
-{
 	struct ctl_frame	*f;
 	uint32_t		 n;
+	int			 nfds = fd != -1;
 
-	if (c->fd == -1 || sb->size > CTL_FRAME_MAX || nfds > CTL_FRAME_FDS ||
+	if (c->fd == -1 || sb->size > CTL_FRAME_MAX ||
 	    c->qbytes + sb->size > CTL_QUEUE_MAX ||
 	    (f = calloc(1, sizeof(*f))) == NULL) {
-		ctl_close_fds(fds, nfds);
+		ctl_close_fds(&fd, nfds);
 		return (-1);
 	}
 	if ((f->buf = malloc(4 + sb->size)) == NULL) {
 		free(f);
-		ctl_close_fds(fds, nfds);
+		ctl_close_fds(&fd, nfds);
 		return (-1);
 	}
 	n = htonl((uint32_t)sb->size);
 	memcpy(f->buf, &n, 4);
 	memcpy(f->buf + 4, sb->data, sb->size);
 	f->len = 4 + sb->size;
-	memcpy(f->fds, fds, nfds * sizeof(int));
+	f->fds[0] = fd;
 	f->nfds = nfds;
 	*c->qtail = f;
 	c->qtail = &f->next;

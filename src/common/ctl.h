@@ -63,9 +63,6 @@ void	ctl_close(struct ctl *);
  * the queue is over its limit (the caller drops the peer).
  */
 int	ctl_send(struct ctl *, const msgpack_sbuffer *, int fd);
-/* The same with nfds (<= CTL_FRAME_FDS) descriptors in one message. */
-int	ctl_sendv(struct ctl *, const msgpack_sbuffer *, const int *fds,
-	    int nfds);
 /* Send what is queued; 1 if something is still queued, 0 if empty, -1 error. */
 int	ctl_flush(struct ctl *);
 int	ctl_pending(const struct ctl *);

@@ -188,6 +188,8 @@ struct option;
 int	 cmd_getopt(const struct cmd_entry *, int, char **, const char *,
 	     const struct option *, int *rc);
 int	 cmd_no_options(const struct cmd_entry *, int, char **, int *rc);
+int	 cmd_each_session(const struct endpoint *, int, char **,
+	     const char *method, const char *suffix, json_t *body);
 int	 cmd_env_add(json_t *, const char *, const struct cmd_entry *);
 int	 cmd_workdir(json_t *, const char *, const struct endpoint *);
 

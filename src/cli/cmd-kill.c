@@ -2,8 +2,6 @@
  * cmd-kill.c: "lodge kill": send a signal to sessions.
  */
 #include <getopt.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -31,11 +29,9 @@ static const struct option cmd_kill_options[] = {
 static int
 cmd_kill_exec(const struct endpoint *ep, int argc, char **argv)
 {
-	struct rest_reply	 r;
 	json_t			*body;
 	const char		*name;
-	char			*path;
-	int			 ch, i, signo = 15, rc = 0;
+	int			 ch, signo = 15, rc = 0;
 
 	while ((ch = cmd_getopt(&cmd_kill_entry, argc, argv, ":s:h",
 	    cmd_kill_options, &rc)) != -1) {
@@ -56,17 +52,7 @@ cmd_kill_exec(const struct endpoint *ep, int argc, char **argv)
 		body = json_pack("{s:s}", "signal", name);
 	else
 		body = json_pack("{s:i}", "signal", signo);
-	for (i = optind; i < argc; i++) {
-		if ((path = target_path(argv[i], "/signal")) == NULL) {
-			rc = CLI_EXIT_FAIL;
-			continue;
-		}
-		if (rest_expect(ep, "POST", path, body, 204, &r) == 0)
-			rest_reply_free(&r);
-		else
-			rc = CLI_EXIT_FAIL;
-		free(path);
-	}
+	rc = cmd_each_session(ep, argc, argv, "POST", "/signal", body);
 	json_decref(body);
 	return (rc);
 }

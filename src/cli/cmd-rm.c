@@ -2,8 +2,6 @@
  * cmd-rm.c: "lodge rm": delete sessions, ending their processes.
  */
 #include <getopt.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "cli.h"
 
@@ -21,24 +19,11 @@ const struct cmd_entry cmd_rm_entry = {
 static int
 cmd_rm_exec(const struct endpoint *ep, int argc, char **argv)
 {
-	struct rest_reply	 r;
-	char			*path;
-	int			 i, rc = 0;
+	int	rc;
 
 	if (cmd_no_options(&cmd_rm_entry, argc, argv, &rc))
 		return (rc);
 	if (argc - optind < 1)
 		return (cmd_usage_error(&cmd_rm_entry, "give a session"));
-	for (i = optind; i < argc; i++) {
-		if ((path = target_path(argv[i], "")) == NULL) {
-			rc = CLI_EXIT_FAIL;
-			continue;
-		}
-		if (rest_expect(ep, "DELETE", path, NULL, 204, &r) == 0)
-			rest_reply_free(&r);
-		else
-			rc = CLI_EXIT_FAIL;
-		free(path);
-	}
-	return (rc);
+	return (cmd_each_session(ep, argc, argv, "DELETE", "", NULL));
 }

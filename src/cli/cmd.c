@@ -166,6 +166,26 @@ cmd_no_options(const struct cmd_entry *e, int argc, char **argv, int *rc)
 	    CMD_OPT_EXIT);
 }
 
+/* METHOD .../SESSION/suffix for each session named from optind: 204 each. */
+int
+cmd_each_session(const struct endpoint *ep, int argc, char **argv,
+    const char *method, const char *suffix, json_t *body)
+{
+	struct rest_reply	 r;
+	char			*path;
+	int			 i, rc = 0;
+
+	for (i = optind; i < argc; i++) {
+		if ((path = target_path(argv[i], suffix)) == NULL ||
+		    rest_expect(ep, method, path, body, 204, &r) == -1)
+			rc = CLI_EXIT_FAIL;
+		else
+			rest_reply_free(&r);
+		free(path);
+	}
+	return (rc);
+}
+
 /* Add "K=V" to the JSON object env; a usage error if it is not that. */
 int
 cmd_env_add(json_t *env, const char *kv, const struct cmd_entry *e)

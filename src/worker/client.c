@@ -445,7 +445,7 @@ client_message(void *arg, const unsigned char *buf, size_t len)
 		if (worker->final || worker->inq.fd == -1 || worker->inq.eof)
 			client_error(cl, "conflict",
 			    "the session's input is closed");
-		else if (session_client_input(cl, m.data, m.len) == -1) {
+		else if (session_input(cl, m.data, m.len) == -1) {
 			/* Not delivered whole: the connection fails. */
 			client_error(cl, "internal", "out of memory");
 			cl->closing = 2;

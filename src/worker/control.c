@@ -194,7 +194,7 @@ control_input(void *arg, const msgpack_object *o, int *fds)
 		control_status(arg, o, 400, "input needs data");
 	else if (worker->inq.fd == -1 || worker->final || worker->inq.eof)
 		control_status(arg, o, 409, "the session's input is closed");
-	else if (session_input(data, len) == -1)
+	else if (session_input(NULL, data, len) == -1)
 		control_status(arg, o, 503,
 		    "the session's input queue is full");
 	else

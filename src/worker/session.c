@@ -224,29 +224,18 @@ session_input_flush(void)
 }
 
 /*
- * A REST input, which has no connection to pause, is refused whole when
- * the queue holds WORKER_INPUT_MAX: -1, and then nothing is written.
+ * A client's stdin message is taken whole: -1 only when out of memory.  A
+ * REST input (cl NULL), which has no connection to pause, is refused
+ * whole when the queue holds WORKER_INPUT_MAX: -1, and nothing written.
  */
 int
-session_input(const void *data, size_t len)
+session_input(struct client *cl, const void *data, size_t len)
 {
 	if (worker->inq.fd == -1 || worker->inq.eof || len == 0)
 		return (0);
-	if (worker->inq.len + len > WORKER_INPUT_MAX ||
-	    inputq_push(&worker->inq, NULL, data, len) == -1)
-		return (-1);
-	worker->answering = 1;
-	session_input_flush();
-	return (0);
-}
-
-/* A client's stdin message: taken whole; -1 only when out of memory. */
-int
-session_client_input(struct client *cl, const void *data, size_t len)
-{
-	if (worker->inq.fd == -1 || worker->inq.eof || len == 0)
-		return (0);
-	if (inputq_push(&worker->inq, &cl->in, data, len) == -1)
+	if ((cl == NULL && worker->inq.len + len > WORKER_INPUT_MAX) ||
+	    inputq_push(&worker->inq, cl != NULL ? &cl->in : NULL, data,
+	    len) == -1)
 		return (-1);
 	worker->answering = 1;
 	session_input_flush();

@@ -680,13 +680,12 @@ out:
 }
 
 static int
-stream_write_map(msgpack_sbuffer *sb)
+stream_write(const void *msg, size_t len)
 {
 	int	rc;
 
-	memcpy(stream_wbuf + LWS_PRE, sb->data, sb->size);
-	rc = lws_write(st.ws, stream_wbuf + LWS_PRE, sb->size,
-	    LWS_WRITE_BINARY);
+	memcpy(stream_wbuf + LWS_PRE, msg, len);
+	rc = lws_write(st.ws, stream_wbuf + LWS_PRE, len, LWS_WRITE_BINARY);
 	txhold_wrote(&st.tx);
 	return (rc < 0 ? -1 : 0);
 }
@@ -715,10 +714,7 @@ stream_writeable(void)
 		return (0);
 	txhold_writeable(&st.tx);
 	if (st.nmsgs > 0) {
-		memcpy(stream_wbuf + LWS_PRE, st.msgs[0], st.msglen[0]);
-		rc = lws_write(st.ws, stream_wbuf + LWS_PRE, st.msglen[0],
-		    LWS_WRITE_BINARY);
-		txhold_wrote(&st.tx);
+		rc = stream_write(st.msgs[0], st.msglen[0]);
 		free(st.msgs[0]);
 		st.nmsgs--;
 		for (i = 0; i < st.nmsgs; i++) {
@@ -726,7 +722,7 @@ stream_writeable(void)
 			st.msglen[i] = st.msglen[i + 1];
 		}
 		stream_wake();
-		return (rc < 0 ? -1 : 0);
+		return (rc);
 	}
 	if (st.sent_exit && !st.close_after_msgs && st.client_closes) {
 		/*
@@ -766,7 +762,7 @@ stream_writeable(void)
 		mpack_kv_str(&pk, "type", "exit");
 		wsmsg_pack_status(&pk, 1, st.status);
 		mpack_kv_bool(&pk, "timedOut", st.timed_out);
-		rc = stream_write_map(&sb);
+		rc = stream_write(sb.data, sb.size);
 		msgpack_sbuffer_destroy(&sb);
 		st.sent_exit = 1;
 		stream_wake();

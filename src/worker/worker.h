@@ -351,8 +351,7 @@ void	child_spec_free(struct child_spec *);
 /* session.c: the child's I/O, signals, resize, delete */
 void	session_output(struct worker_fd *);
 void	session_reap(void);
-int	session_input(const void *, size_t);
-int	session_client_input(struct client *, const void *, size_t);
+int	session_input(struct client *, const void *, size_t);
 void	session_input_closed(void);
 void	session_input_eof(void);
 void	session_input_flush(void);

@@ -46,7 +46,7 @@ endpoint_read_token(struct endpoint *ep)
 static int
 endpoint_parse_url(struct endpoint *ep, const char *url)
 {
-	const char	*p = url, *end, *colon;
+	const char	*p = url, *end, *colon, *host;
 	char		*ep_end;
 	size_t		 n;
 	long		 port = ENDPOINT_DEFAULT_PORT;
@@ -61,23 +61,21 @@ endpoint_parse_url(struct endpoint *ep, const char *url)
 		return (-1);
 	}
 	p += 7;
+	host = p;
 	if (*p == '[') {
 		if ((end = strchr(p, ']')) == NULL)
 			goto bad;
-		n = (size_t)(end - p - 1);
-		if (n == 0 || n >= sizeof(ep->host))
-			goto bad;
-		memcpy(ep->host, p + 1, n);
-		ep->host[n] = '\0';
+		host = p + 1;
+		n = (size_t)(end - host);
 		p = end + 1;
 	} else {
 		n = strcspn(p, ":/");
-		if (n == 0 || n >= sizeof(ep->host))
-			goto bad;
-		memcpy(ep->host, p, n);
-		ep->host[n] = '\0';
 		p += n;
 	}
+	if (n == 0 || n >= sizeof(ep->host))
+		goto bad;
+	memcpy(ep->host, host, n);
+	ep->host[n] = '\0';
 	colon = p;
 	if (*colon == ':') {
 		errno = 0;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "jsonmp.h"
 #include "mpack.h"
 #include "signame.h"
 
@@ -205,59 +206,39 @@ static const struct ws_ops cmd_exec_ws_ops = {
 	cmd_exec_established, cmd_exec_message, cmd_exec_closed
 };
 
-/* The "start" message: the exec request with tty and size. */
+/* The "start" message: req (its workDir) with the command, tty and size. */
 static int
 cmd_exec_pack_start(msgpack_sbuffer *sb, char **args, int nargs,
-    json_t *env, json_t *where)
+    json_t *env, json_t *req)
 {
 	msgpack_packer	 pk;
-	const char	*k, *dir;
-	json_t		*v;
-	int		 n = 3, cols = 0, rows = 0, i;
+	json_t		*a = json_array();
+	int		 cols, rows, i;
 
-	dir = json_string_value(json_object_get(where, "workDir"));
-	if (cx.tty && cx.local_tty &&
-	    tty_size(STDIN_FILENO, &cols, &rows) == 0)
-		n += 2;
-	if (dir != NULL)
-		n++;
-	if (json_object_size(env) > 0)
-		n++;
-	if (cx.timeout > 0)
-		n++;
-	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, n);
-	mpack_kv_str(&pk, "type", "start");
-	mpack_str(&pk, "args");
-	msgpack_pack_array(&pk, nargs);
+	/* Bytes as they are: a command line need not be UTF-8. */
 	for (i = 0; i < nargs; i++)
-		mpack_str(&pk, args[i]);
-	mpack_kv_bool(&pk, "tty", cx.tty);
-	if (cols > 0) {
-		mpack_kv_int(&pk, "cols", cols);
-		mpack_kv_int(&pk, "rows", rows);
+		json_array_append_new(a, json_string_nocheck(args[i]));
+	json_object_set_new(req, "type", json_string("start"));
+	json_object_set_new(req, "args", a);
+	json_object_set_new(req, "tty", json_boolean(cx.tty));
+	if (cx.tty && cx.local_tty &&
+	    tty_size(STDIN_FILENO, &cols, &rows) == 0) {
+		json_object_set_new(req, "cols", json_integer(cols));
+		json_object_set_new(req, "rows", json_integer(rows));
 	}
-	if (dir != NULL)
-		mpack_kv_str(&pk, "workDir", dir);
-	if (json_object_size(env) > 0) {
-		mpack_str(&pk, "env");
-		msgpack_pack_map(&pk, json_object_size(env));
-		json_object_foreach(env, k, v) {
-			mpack_str(&pk, k);
-			mpack_str(&pk, json_string_value(v));
-		}
-	}
-	if (cx.timeout > 0) {
-		mpack_str(&pk, "timeoutSeconds");
-		msgpack_pack_double(&pk, cx.timeout);
-	}
-	return (0);
+	if (json_object_size(env) > 0)
+		json_object_set(req, "env", env);
+	if (cx.timeout > 0)
+		json_object_set_new(req, "timeoutSeconds",
+		    json_real(cx.timeout));
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	return (jsonmp_pack(&pk, req));
 }
 
 static int
 cmd_exec_exec(const struct endpoint *ep, int argc, char **argv)
 {
-	json_t		*env, *where;
+	json_t		*env, *req;
 	const char	*dir = NULL, *term;
 	char		*end;
 	int		 ch, rc = CLI_EXIT_FAIL;
@@ -267,7 +248,7 @@ cmd_exec_exec(const struct endpoint *ep, int argc, char **argv)
 	memset(&cx, 0, sizeof(cx));
 	msgpack_sbuffer_init(&cx.start);
 	env = json_object();
-	where = json_object();
+	req = json_object();
 	while ((ch = cmd_getopt(&cmd_exec_entry, argc, argv, "+:td:e:h",
 	    cmd_exec_options, &rc)) != -1) {
 		switch (ch) {
@@ -305,10 +286,13 @@ cmd_exec_exec(const struct endpoint *ep, int argc, char **argv)
 	if (cx.tty && cx.local_tty && json_object_get(env, "TERM") == NULL &&
 	    (term = getenv("TERM")) != NULL && *term != '\0')
 		json_object_set_new(env, "TERM", json_string(term));
-	if (cmd_workdir(where, dir, ep) != 0)
+	if (cmd_workdir(req, dir, ep) != 0)
 		goto out;
-	cmd_exec_pack_start(&cx.start, argv + optind, argc - optind, env,
-	    where);
+	if (cmd_exec_pack_start(&cx.start, argv + optind, argc - optind, env,
+	    req) == -1) {
+		report_errorx("cannot encode the command");
+		goto out;
+	}
 
 	tty_exit_on_signals();
 	if (loop_init(&cmd_exec_loop_ops) == -1)
@@ -330,7 +314,7 @@ done:
 	loop_free();
 out:
 	msgpack_sbuffer_destroy(&cx.start);
-	json_decref(where);
+	json_decref(req);
 	json_decref(env);
 	return (rc);
 }

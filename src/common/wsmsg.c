@@ -49,7 +49,7 @@ static const struct {
 static int
 wsmsg_fields(struct wsmsg *m, char *why, size_t whylen)
 {
-	const msgpack_object	*o = &m->up.data, *type, *v;
+	const msgpack_object	*o = &m->up.data, *type;
 	int64_t			 cols, rows;
 	size_t			 i, n;
 	char			 name[32 * 3 + 1];
@@ -77,14 +77,8 @@ wsmsg_fields(struct wsmsg *m, char *why, size_t whylen)
 	switch (m->type) {
 	case WSMSG_STDIN:
 		/* bin as the protocol says; str accepted from lax clients. */
-		v = mpack_get(o, "data");
-		if (v != NULL && v->type == MSGPACK_OBJECT_BIN) {
-			m->data = v->via.bin.ptr;
-			m->len = v->via.bin.size;
-		} else if (v != NULL && v->type == MSGPACK_OBJECT_STR) {
-			m->data = v->via.str.ptr;
-			m->len = v->via.str.size;
-		} else {
+		if (mpack_get_bin(o, "data", &m->data, &m->len) != 1 &&
+		    mpack_get_str(o, "data", &m->data, &m->len) != 1) {
 			snprintf(why, whylen, "stdin needs 'data' (bin)");
 			return (-1);
 		}

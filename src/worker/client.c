@@ -571,22 +571,20 @@ static int
 client_http_reply(struct lws *wsi, struct http_req *hr, int status,
     const char *ctype, uint64_t lstart, uint64_t lend)
 {
+	const char	*names[2] = { "lodge-log-start:", "lodge-log-end:" };
+	uint64_t	 values[2] = { lstart, lend };
 	unsigned char	 hdr[LWS_PRE + 1024], *p = hdr + LWS_PRE;
 	unsigned char	*e = hdr + sizeof(hdr) - 1;
 	char		 v[32];
+	int		 i;
 
 	if (lws_add_http_common_headers(wsi, status, ctype, hr->len, &p, e))
 		return (-1);
-	if (status == 200) {
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)lstart);
+	for (i = 0; status == 200 && i < 2; i++) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)values[i]);
 		if (lws_add_http_header_by_name(wsi,
-		    (const unsigned char *)"lodge-log-start:",
-		    (unsigned char *)v, (int)strlen(v), &p, e))
-			return (-1);
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)lend);
-		if (lws_add_http_header_by_name(wsi,
-		    (const unsigned char *)"lodge-log-end:",
-		    (unsigned char *)v, (int)strlen(v), &p, e))
+		    (const unsigned char *)names[i], (unsigned char *)v,
+		    (int)strlen(v), &p, e))
 			return (-1);
 	}
 	if (lws_add_http_header_by_name(wsi,

@@ -138,6 +138,10 @@ session_ttl_cb(lws_sorted_usec_list_t *sul)
 static void
 session_finalise(void)
 {
+	struct worker_fd	**fds[3] = { &worker->out, &worker->err,
+				    &worker->in };
+	int			 i;
+
 	if (worker->final)
 		return;
 	session_drain_now();
@@ -150,12 +154,9 @@ session_finalise(void)
 	}
 	lws_sul_cancel(&worker->sul_drain);
 	/* Late writers get EOF or EIO, not a reader that never comes. */
-	if (worker->out != NULL)
-		lws_set_timeout(worker->out->wsi, 1, LWS_TO_KILL_ASYNC);
-	if (worker->err != NULL)
-		lws_set_timeout(worker->err->wsi, 1, LWS_TO_KILL_ASYNC);
-	if (worker->in != NULL)
-		lws_set_timeout(worker->in->wsi, 1, LWS_TO_KILL_ASYNC);
+	for (i = 0; i < 3; i++)
+		if (*fds[i] != NULL)
+			lws_set_timeout((*fds[i])->wsi, 1, LWS_TO_KILL_ASYNC);
 	inputq_drop(&worker->inq);
 	log_debug("session %s: exited, status %d", worker->id, worker->status);
 	if (worker_limits.exited_ttl > 0)

@@ -202,6 +202,14 @@ child_stage_name(int stage)
  * refuse the signals it reserves. */
 static uint64_t		child_ignored;
 
+/* The kernel's sigaction: the handler, flags, restorer, an 8-byte mask. */
+struct child_ksigaction {
+	void		*handler;
+	unsigned long	 flags;
+	void		*restorer;
+	uint64_t	 mask;
+};
+
 /*
  * The signals this process ignores, asked of the kernel (libc hides the
  * ones it reserves).  Each process sets its dispositions once at start,
@@ -215,13 +223,8 @@ child_find_ignored(void)
 	if (known == getpid())
 		return;
 	known = getpid();
-	struct {
-		void		*handler;
-		unsigned long	 flags;
-		void		*restorer;
-		uint64_t	 mask;
-	} ksa;
-	int	sig;
+	struct child_ksigaction	ksa;
+	int			sig;
 
 	child_ignored = 0;
 	for (sig = 1; sig < NSIG && sig <= 64; sig++) {
@@ -322,18 +325,12 @@ child_fail(int errfd, int stage)
 /*
  * libc refuses to touch the signals it reserves for itself (32 and 33 with
  * glibc), but an ignored one would still cross execve: reset it with the
- * system call.  The kernel's sigaction is the handler, flags, restorer and
- * an 8-byte mask.
+ * system call.
  */
 static void
 child_default_signal(int sig)
 {
-	struct {
-		void		*handler;
-		unsigned long	 flags;
-		void		*restorer;
-		uint64_t	 mask;
-	} ksa;
+	struct child_ksigaction	ksa;
 
 	memset(&ksa, 0, sizeof(ksa));
 	ksa.handler = (void *)SIG_DFL;

@@ -197,7 +197,19 @@ spawnreq_env(const msgpack_object *v, struct spawnreq *r, char *why,
 	return (0);
 }
 
-/* A string field into a fixed buffer, with a message naming it. */
+/* A string field: 1 found, 0 absent, -1 with a message naming it. */
+static int
+spawnreq_str(const msgpack_object *o, const char *key, const char **p,
+    size_t *len, char *why, size_t whylen)
+{
+	int	rc;
+
+	if ((rc = mpack_get_str(o, key, p, len)) == -1)
+		snprintf(why, whylen, "'%s' must be a string", key);
+	return (rc);
+}
+
+/* A string field into a fixed buffer. */
 static int
 spawnreq_fixed(const msgpack_object *o, const char *key, char *dst,
     size_t dstlen, char *why, size_t whylen)
@@ -206,12 +218,8 @@ spawnreq_fixed(const msgpack_object *o, const char *key, char *dst,
 	size_t		 len;
 	int		 rc;
 
-	if ((rc = mpack_get_str(o, key, &p, &len)) == 0)
-		return (0);
-	if (rc == -1) {
-		snprintf(why, whylen, "'%s' must be a string", key);
-		return (-1);
-	}
+	if ((rc = spawnreq_str(o, key, &p, &len, why, whylen)) != 1)
+		return (rc);
 	if (len >= dstlen || memchr(p, '\0', len) != NULL) {
 		snprintf(why, whylen, "'%s' is too long or holds NUL bytes",
 		    key);
@@ -230,12 +238,8 @@ spawnreq_string(const msgpack_object *o, const char *key, char **dst,
 	size_t		 len;
 	int		 rc;
 
-	if ((rc = mpack_get_str(o, key, &p, &len)) == 0)
-		return (0);
-	if (rc == -1) {
-		snprintf(why, whylen, "'%s' must be a string", key);
-		return (-1);
-	}
+	if ((rc = spawnreq_str(o, key, &p, &len, why, whylen)) != 1)
+		return (rc);
 	if ((*dst = spawnreq_strdup(p, len)) == NULL) {
 		snprintf(why, whylen, "'%s' must not hold NUL bytes", key);
 		return (-1);
@@ -359,10 +363,9 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 		return (-1);
 	}
 	if (r->kind == SPAWN_EXEC) {
-		if ((rc = mpack_get_str(o, "stdin", &p, &len)) == -1) {
-			snprintf(why, whylen, "'stdin' must be a string");
+		if ((rc = spawnreq_str(o, "stdin", &p, &len, why,
+		    whylen)) == -1)
 			return (-1);
-		}
 		if (rc == 1) {
 			if ((r->stdin_data = malloc(len + 1)) == NULL) {
 				snprintf(why, whylen, "out of memory");

@@ -349,10 +349,12 @@ class TestNoInheritedFds(lt.DaemonPerClass):
             raise
 
     def check_fds(self, pid, what):
-        # the dynamic loader may hold a library open for a moment after
-        # the exec: an inherited descriptor stays, so wait a little
+        # the program itself may hold a file open for a moment after the
+        # exec (the loader a library, sleep's setlocale a locale file, for
+        # seconds once on a busy machine); an inherited descriptor stays,
+        # so wait, generously
         try:
-            wait_for(lambda: rl.fd_list(pid) == [0, 1, 2], 5)
+            wait_for(lambda: rl.fd_list(pid) == [0, 1, 2], 30)
         except AssertionError:
             pass
         self.assertEqual(rl.fd_list(pid), [0, 1, 2], "%s: fds %r" % (

@@ -397,7 +397,7 @@ registry_buffer_total(void)
 	return (registry_buffers);
 }
 
-/* Forget a session; its worker connection closes later through lws. */
+/* Forget a session; its link to the worker closes on the loop's next turn. */
 void
 registry_remove(struct session *s)
 {

@@ -452,11 +452,47 @@ worker_fail(struct ctl *c, int status, const char *code, const char *msg)
 	exit(1);
 }
 
+static void
+worker_probe_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+}
+
+/*
+ * libwebsockets 4.1 wakes every context each 30 s for its platform
+ * checks (a parent that died, vhosts waiting for a network interface),
+ * which a worker has no use for: 10,000 idle sessions were 333 wakeups a
+ * second of processes with nothing to do.  Right after the context is
+ * made, the timers due later than now on its list are those alone (one
+ * due now runs at the first service): take them off the list, which a
+ * timer of ours scheduled on it leads to.
+ */
+static void
+worker_timers_quiet(struct lws_context *ctx)
+{
+	lws_sorted_usec_list_t	 probe, *sul;
+	struct lws_dll2		*d, *next;
+	lws_usec_t		 later;
+
+	memset(&probe, 0, sizeof(probe));
+	lws_sul_schedule(ctx, 0, &probe, worker_probe_cb,
+	    3600 * LWS_US_PER_SEC);
+	later = lws_now_usecs() + LWS_US_PER_SEC;
+	for (d = lws_dll2_get_head(probe.list.owner); d != NULL; d = next) {
+		next = d->next;
+		sul = lws_container_of(d, lws_sorted_usec_list_t, list);
+		if (sul != &probe && sul->us > later)
+			lws_sul_cancel(sul);
+	}
+	lws_sul_cancel(&probe);
+}
+
 /* The event loop of a worker or an exec stream, its vhost "default". */
 struct lws_context *
 worker_context(const struct lws_protocols *protocols, rlim_t nofile)
 {
 	struct lws_context_creation_info	info;
+	struct lws_context			*ctx;
 
 	memset(&info, 0, sizeof(info));
 	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
@@ -473,7 +509,9 @@ worker_context(const struct lws_protocols *protocols, rlim_t nofile)
 	info.retry_and_idle_policy = &worker_retry;
 	info.vhost_name = "default";
 	log_lws_init();
-	return (lws_create_context(&info));
+	if ((ctx = lws_create_context(&info)) != NULL)
+		worker_timers_quiet(ctx);
+	return (ctx);
 }
 
 static void

@@ -206,6 +206,64 @@ class TestLinksAboveLwsTable(lt.DaemonPerTest):
         self.assertEqual(json.loads(b), {"sessions": []})
 
 
+def blocked_poll_timeout(pid):
+    """The timeout in ms of the poll() the process sleeps in, or None
+    while it is not in one (x86-64's /proc/PID/syscall: poll is 7)."""
+    with open("/proc/%d/syscall" % pid) as f:
+        fields = f.read().split()
+    if len(fields) < 4 or fields[0] != "7":
+        return None
+    ms = int(fields[3], 16) & 0xffffffff
+    return ms - (1 << 32) if ms >= 1 << 31 else ms
+
+
+def ctx_switches(pid):
+    return (proc_number(pid, "status", "voluntary_ctxt_switches") +
+            proc_number(pid, "status", "nonvoluntary_ctxt_switches"))
+
+
+class TestIdleWorkerSleeps(lt.DaemonPerTest):
+    """An idle session's worker sleeps until something happens to it: no
+    periodic timer of libwebsockets' wakes it (lodged(8) SCALE).  On
+    x86-64 the timeout of the poll() each worker sleeps in is read from
+    /proc/PID/syscall (lws's 30 s one is the wakeup this guards against);
+    elsewhere the workers' context switches are counted over 35 s."""
+
+    async def test_idle_workers_do_not_wake(self):
+        cl = Client(self.d)
+        self.addCleanup(cl.close)
+        ids = []
+        for body in ({"args": ["cat"]}, {"args": ["cat"], "pty": True}):
+            st, b = cl.call("POST", "/v1/sessions", body)
+            self.assertEqual(st, 201, b)
+            ids.append(json.loads(b)["id"])
+        # A client that came and went leaves no timer behind either.
+        c = await WSClient.connect(self.d, ids[1])
+        self.assertEqual((await c.recv())["type"], "attached")
+        await c.close()
+        template = template_of(self.d.proc.pid)
+        workers = [p for p in lt.children_of(template)
+                   if open("/proc/%d/cmdline" % p, "rb").read().startswith(
+                       b"lodged: session")]
+        self.assertEqual(len(workers), 2, workers)
+        if os.uname().machine == "x86_64":
+            for w in workers:
+                # A reading of 0 (a poll that returns at once) is busy.
+                ms = lt.wait_for(lambda: blocked_poll_timeout(w),
+                                 what="worker %d asleep in poll" % w)
+                self.assertTrue(ms == -1 or ms > 3600 * 1000,
+                                "worker %d sleeps %d ms at most" % (w, ms))
+        else:
+            time.sleep(2)
+            before = [ctx_switches(w) for w in workers]
+            time.sleep(35)
+            after = [ctx_switches(w) for w in workers]
+            self.assertEqual(before, after, "idle workers woke")
+        for sid in ids:
+            st, b = cl.call("DELETE", sess_path(sid))
+            self.assertEqual(st, 204, b)
+
+
 class TestPagedList(lt.DaemonPerTest):
     """GET /v1/sessions?limit=N&after=ID: pages in id order that add up
     to the whole list, "next" on every page but the last."""

@@ -220,7 +220,7 @@ worker_accept(void)
 {
 	int	fd;
 
-	while ((fd = accept4(worker->listen->fd, NULL, NULL,
+	while ((fd = accept4(worker->listen_fd, NULL, NULL,
 	    SOCK_CLOEXEC | SOCK_NONBLOCK)) != -1) {
 		if (worker_fd_adopt(WFD_SNIFF, fd) == NULL)
 			close(fd);
@@ -266,6 +266,8 @@ worker_signals(void)
 	while (read(worker->sig->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			session_reap();
+		else if (si.ssi_signo == SIGIO)
+			worker_accept();
 		else if (si.ssi_signo == SIGTERM && !worker->deleting)
 			session_delete(NULL, 0);
 	}
@@ -285,9 +287,6 @@ worker_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	switch (reason) {
 	case LWS_CALLBACK_RAW_RX_FILE:
 		switch (wf->kind) {
-		case WFD_LISTEN:
-			worker_accept();
-			break;
 		case WFD_SNIFF:
 			if (worker_sniff(wf) == -1)
 				return (-1);
@@ -400,16 +399,21 @@ worker_drop(char *why, size_t whylen)
 	return (0);
 }
 
-/* SIGCHLD (and SIGTERM: term) as a descriptor; HUP, INT, PIPE ignored. */
+/*
+ * SIGCHLD as a descriptor, and for a session SIGTERM and SIGIO (its
+ * listening socket's connections); HUP, INT, PIPE ignored.
+ */
 int
-worker_signalfd(int term)
+worker_signalfd(int session)
 {
 	sigset_t	set;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	if (term)
+	if (session) {
 		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGIO);
+	}
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
 		return (-1);
 	signal(SIGHUP, SIG_IGN);
@@ -619,9 +623,19 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 	    (rlim_t)worker_limits.max_clients + 64)) == NULL ||
 	    (worker->vh = lws_get_vhost_by_name(worker->ctx, "default")) == NULL)
 		worker_fail(c, 500, "internal", "cannot create event loop");
-	if ((worker->sig = worker_fd_adopt(WFD_SIGNAL, sfd)) == NULL ||
-	    (worker->listen = worker_fd_adopt(WFD_LISTEN, fd)) == NULL)
+	if ((worker->sig = worker_fd_adopt(WFD_SIGNAL, sfd)) == NULL)
 		worker_fail(c, 500, "internal", "cannot adopt fds");
+	/*
+	 * A connection to the socket is a SIGIO on the signalfd, not one
+	 * more descriptor in every poll: each poll of a keystroke's round
+	 * trip goes over every descriptor in the loop.  What came before
+	 * is accepted now.
+	 */
+	worker->listen_fd = fd;
+	if (fcntl(fd, F_SETOWN, getpid()) == -1 ||
+	    fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC) == -1)
+		worker_fail(c, 500, "internal", "cannot watch the socket");
+	worker_accept();
 	if (ch.master != -1) {
 		/*
 		 * lws closes the master's wsi when the child closes its

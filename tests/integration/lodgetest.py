@@ -97,6 +97,15 @@ async def await_true(pred, timeout=DEFAULT_TIMEOUT, what="condition"):
         await asyncio.sleep(0.02)
 
 
+def ws_frame(m):
+    """One masked binary frame holding the msgpack of m (< 64 KiB), as a
+    client sends it."""
+    data = msgpack.packb(m, use_bin_type=True)
+    mask = os.urandom(4)
+    head = bytes([0x82, 0x80 | 126]) + len(data).to_bytes(2, "big")
+    return head + mask + bytes(b ^ mask[i % 4]
+                               for i, b in enumerate(data))
+
 def proc_exists(pid):
     """True if pid exists and is not a zombie."""
     try:

@@ -290,15 +290,6 @@ class StalledReaderTest(lt.DaemonPerClass):
                    % (path, key, self.d.token)).encode())
         return s
 
-    @staticmethod
-    def ws_frame(m):
-        """One masked binary frame holding the msgpack of m (< 64 KiB)."""
-        data = msgpack.packb(m, use_bin_type=True)
-        mask = os.urandom(4)
-        head = bytes([0x82, 0x80 | 126]) + len(data).to_bytes(2, "big")
-        return head + mask + bytes(b ^ mask[i % 4]
-                                   for i, b in enumerate(data))
-
     def stall_read_leave(self, c):
         time.sleep(self.STALL)
         c.settimeout(0.1)
@@ -371,8 +362,8 @@ class StalledReaderTest(lt.DaemonPerClass):
         # command, and its stream process with it.
         for i in range(5):
             c = self.raw_ws(STREAM)
-            c.sendall(self.ws_frame({"type": "start", "command":
-                                     "exec yes 0123456789abcdefghij"}))
+            c.sendall(lt.ws_frame({"type": "start", "command":
+                                   "exec yes 0123456789abcdefghij"}))
             pid = self.read_started(c)
             stream = lt.proc_stat(pid)["ppid"]
             self.stall_read_leave(c)

@@ -508,6 +508,37 @@ class TestLimits(lt.DaemonPerClass):
               % (last_att, end_att), file=sys.stderr)
 
 
+class TestLivenessByMessages(lt.DaemonPerTest):
+    """lodge-protocol(7) Liveness: any message from the peer resets the
+    time, as a pong does, so a peer busy sending is never dropped for a
+    late pong."""
+    daemon_args = ["--ping-interval", "2"]
+
+    async def test_peer_that_sends_but_never_pongs_is_kept(self):
+        d = self.d
+        self.create({"args": ["cat"], "name": "talker"})
+
+        def talker():
+            with rl.RawConn(d) as c:
+                c.send(rl.ws_upgrade_head(sess_path("talker", "/attach"),
+                                          d.token))
+                r = c.read_reply(timeout=30)
+                # six times the 5 s after which a silent peer is dropped;
+                # a message every 0.2 s, and never a pong
+                end = time.monotonic() + 30
+                closed, k = False, 0
+                while not closed and time.monotonic() < end:
+                    k += 1
+                    c.send(lt.ws_frame({"type": "stdin",
+                                        "data": b"k%d\n" % k}))
+                    closed = c.closed_by_peer(0.2)
+                return r, closed, k, c.buf
+        r, closed, k, buf = await asyncio.to_thread(talker)
+        self.assertEqual(r.status, 101, r)
+        self.assertFalse(closed, "a peer sending all along was dropped")
+        # what it sent half way, well past those 5 s, came back
+        self.assertIn(b"k%d\n" % (k // 2), buf)
+
 def ws_opcodes(buf):
     """Opcodes of the server frames in buf (unmasked frames)."""
     out, i = [], 0

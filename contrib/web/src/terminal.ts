@@ -37,6 +37,9 @@ export class TermView {
   private handle: SessionAttach | ExecStream | undefined;
   private pending = 0;
   private drained: (() => void) | undefined;
+  /** Where a write callback posts the wake: a message is a task of its own. */
+  private readonly waker = new MessageChannel();
+  private waking = false;
   private replaying: boolean;
   private resizeTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly observer: ResizeObserver;
@@ -64,6 +67,12 @@ export class TermView {
     this.el.append(bar, this.termEl);
     parent.append(this.el);
     this.replaying = source.kind === 'session';
+    this.waker.port1.onmessage = () => {
+      this.waking = false;
+      const wake = this.drained;
+      this.drained = undefined;
+      wake?.();
+    };
     this.term = new Terminal({
       convertEol: false,
       scrollback: 5000,
@@ -138,10 +147,9 @@ export class TermView {
     this.received += n;
     this.term.write(d, () => {
       this.pending -= n;
-      if (this.drained !== undefined && this.pending <= LOW_WATER) {
-        const wake = this.drained;
-        this.drained = undefined;
-        wake();
+      if (this.drained !== undefined && this.pending <= LOW_WATER && !this.waking) {
+        this.waking = true;
+        this.waker.port2.postMessage(null);
       }
     });
     if (this.pending <= HIGH_WATER) return undefined;
@@ -203,6 +211,7 @@ export class TermView {
   /** Close the tab: a session is left running, an exec stream ends. */
   close(): void {
     this.observer.disconnect();
+    this.waker.port1.close();
     const h = this.handle;
     if (h !== undefined && 'detach' in h) h.detach();
     else h?.close();

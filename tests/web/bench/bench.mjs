@@ -13,7 +13,7 @@
 // (Chromium runs with WebGL off, so WeTTY's WebGL addon cannot load; the
 // renderer found is printed) at the same terminal size.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -36,6 +36,9 @@ const COLS = 100;
 const ROWS = 30;
 const SHELL = 'bash --norc --noprofile';
 const WAIT_MS = 60_000;
+// A directory: each output figure also writes a CPU profile of the page's
+// main thread there, and prints its writes, timers and CPU per MB by process.
+const PROFILE = process.env.LODGE_WEB_BENCH_PROFILE;
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
@@ -73,9 +76,27 @@ function install(which) {
   // longer held (the process never waits), WeTTY pauses the process.
   const write = term.write.bind(term);
   let written = 0;
+  let writes = 0;
   term.write = (data, cb) => {
     written += data.length;
+    writes++;
     write(data, cb);
+  };
+  // Profiling: how long each zero-delay timer waited (xterm.js parses in
+  // slices, each after a setTimeout; Chromium holds timers nested 5 deep
+  // 4 ms each)
+  const timers = { n: 0, held: 0, waited: 0 };
+  const setTimeout0 = window.setTimeout;
+  if (window.__benchProfile) window.setTimeout = (fn, ms, ...rest) => {
+    if (ms || typeof fn !== 'function') return setTimeout0(fn, ms, ...rest);
+    const t = performance.now();
+    return setTimeout0(() => {
+      const w = performance.now() - t;
+      timers.n++;
+      timers.waited += w;
+      if (w >= 4) timers.held++;
+      fn();
+    });
   };
   const waiters = new Set();
   term.onWriteParsed(() => {
@@ -123,6 +144,8 @@ function install(which) {
     renderer,
     size: () => [term.cols, term.rows],
     written: () => written,
+    writes: () => writes,
+    timers: () => ({ ...timers }),
     screen,
     /** One keystroke per character, each timed to its echo on the screen. */
     async keys(n) {
@@ -183,10 +206,11 @@ async function setup(page, which) {
     }, which).catch((x) => String(x));
     throw new Error(`${e.message}: the terminal holds ${text}`);
   });
-  await page.evaluate(([c, r]) => {
+  await page.evaluate(([c, r, p]) => {
     window.__benchCols = c;
     window.__benchRows = r;
-  }, [COLS, ROWS]);
+    window.__benchProfile = p;
+  }, [COLS, ROWS, Boolean(PROFILE)]);
   const renderer = await page.evaluate(install, which);
   await until(() => page.evaluate(([c, r]) => window.__bench.size().join('x') === `${c}x${r}`, [COLS, ROWS]), 'the size');
   return renderer;
@@ -248,6 +272,45 @@ async function latency(t) {
   return t.page.evaluate((n) => window.__bench.keys(n), KEYS);
 }
 
+/** CPU ms so far (clock ticks of 10 ms) of the processes under the bench's parent, by kind. */
+function cpuByKind() {
+  const parent = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+      parent.set(Number(d), Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const mine = new Set([process.ppid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [p, q] of parent) if (!mine.has(p) && mine.has(q)) grew = mine.add(p) !== undefined;
+  }
+  const kinds = {};
+  for (const p of mine) {
+    try {
+      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+      const st = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      const ms = (Number(f[11]) + Number(f[12])) * 10;
+      const comm = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+      let k = comm;
+      if (cmd.includes('--type=renderer')) k = 'renderer';
+      else if (cmd.includes('--type=')) k = 'chromium ' + /--type=(\S+?)\0/.exec(cmd)?.[1];
+      else if (comm === 'chromium') k = 'chromium browser';
+      else if (cmd.includes('wetty')) k = 'wetty';
+      else if (p === process.pid) k = 'bench';
+      kinds[k] = (kinds[k] ?? 0) + ms;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return kinds;
+}
+
 /** base64 of n bytes: its characters plus one newline per 76. */
 function base64Size(n) {
   const chars = 4 * Math.ceil(n / 3);
@@ -259,10 +322,35 @@ function base64Size(n) {
  * is of the bytes that reached the terminal (written counts the echo of
  * the command line too: under 200 bytes).
  */
-async function rate(t) {
+async function rate(t, name) {
   const w0 = await t.page.evaluate(() => window.__bench.written());
+  const n0 = await t.page.evaluate(() => window.__bench.writes());
+  const z0 = await t.page.evaluate(() => window.__bench.timers());
+  const c0 = PROFILE ? cpuByKind() : undefined;
+  const cdp = PROFILE ? await t.page.context().newCDPSession(t.page) : undefined;
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+  }
   const r = await t.page.evaluate(([n]) => window.__bench.run(`head -c ${n} /dev/urandom | base64; printf 'DONE%s\\n' 42`, 'DONE42', 300_000),
     [RATE_BYTES]);
+  if (cdp) {
+    const { profile } = await cdp.send('Profiler.stop');
+    const f = join(PROFILE, `${name.replace(/ /g, '-')}-${Date.now()}.cpuprofile`);
+    writeFileSync(f, JSON.stringify(profile));
+    const w = (await t.page.evaluate(() => window.__bench.written())) - w0;
+    const k = (await t.page.evaluate(() => window.__bench.writes())) - n0;
+    const c1 = cpuByKind();
+    const z1 = await t.page.evaluate(() => window.__bench.timers());
+    const zn = z1.n - z0.n;
+    process.stderr.write(`${name}: ${zn} zero-delay timers, ${(100 * (z1.held - z0.held) / zn).toFixed(0)} % of them held 4 ms or more, ` +
+      `${((z1.waited - z0.waited) / zn).toFixed(2)} ms waited on average\n`);
+    const per = Object.entries(c1).map(([x, v]) => [x, (v - (c0[x] ?? 0)) / (w / 1e6)]).filter(([, v]) => v > 0)
+      .sort((a, b) => b[1] - a[1]).map(([x, v]) => `${x} ${v.toFixed(0)}`).join(', ');
+    process.stderr.write(`${name}: ${k} writes of ${(w / k).toFixed(0)} B on average; CPU ms per MB drawn: ${per}; profile ${f}\n`);
+    await cdp.detach();
+  }
   const mb = Math.min(base64Size(RATE_BYTES), (await t.page.evaluate(() => window.__bench.written())) - w0) / 1e6;
   return { parsed: mb / (r.parsed / 1000), rendered: mb / (r.rendered / 1000), share: mb / (base64Size(RATE_BYTES) / 1e6),
     seconds: r.rendered / 1000 };
@@ -323,7 +411,7 @@ async function main() {
         let t = await sides[name]();
         r.renderer.add(t.renderer);
         r.size = (await t.page.evaluate(() => window.__bench.size())).join('x');
-        r.rates.push(await rate(t));
+        r.rates.push(await rate(t, name));
         r.keys.push(...(await latency(t)));
         await t.close();
         const runs = Math.ceil(TAIL_RUNS / ROUNDS);
@@ -333,7 +421,8 @@ async function main() {
           r.tailRuns++;
           await t.close();
         }
-        process.stderr.write(`round ${round + 1}/${ROUNDS}: ${name} done\n`);
+        const last = r.rates.at(-1);
+        process.stderr.write(`round ${round + 1}/${ROUNDS}: ${name} done, output ${fmt(last.rendered)} MB/s (${fmt(100 * last.share)} % reached)\n`);
       }
     }
   } finally {

@@ -24,112 +24,29 @@
 #define HTTPHEAD_METHOD_MAX	15
 #define HTTPHEAD_CL_MAX		((int64_t)1 << 62)
 
-/* Character classes, indexed by byte; constant, so no state. */
-#define HH_TCHAR	0x01	/* RFC 9110 token character */
-#define HH_TARGET	0x02	/* allowed raw in a request target */
-#define HH_FVCHAR	0x04	/* field-vchar: VCHAR or obs-text */
+/* RFC 9110 tchar: the characters of a method and a field name. */
+static int
+httphead_tchar(unsigned char c)
+{
+	if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+	    (c >= 'a' && c <= 'z'))
+		return (1);
+	return (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
 
-static const unsigned char httphead_class[256] = {
-	['!'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['"'] = HH_TARGET | HH_FVCHAR,
-	['#'] = HH_TCHAR | HH_FVCHAR,	/* a fragment: never sent */
-	['$'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['%'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['&'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['\''] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['('] = HH_TARGET | HH_FVCHAR,
-	[')'] = HH_TARGET | HH_FVCHAR,
-	['*'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['+'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	[','] = HH_TARGET | HH_FVCHAR,
-	['-'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['.'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['/'] = HH_TARGET | HH_FVCHAR,
-	['0'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['1'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['2'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['3'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['4'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['5'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['6'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['7'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['8'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['9'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	[':'] = HH_TARGET | HH_FVCHAR,
-	[';'] = HH_TARGET | HH_FVCHAR,
-	['<'] = HH_TARGET | HH_FVCHAR,
-	['='] = HH_TARGET | HH_FVCHAR,
-	['>'] = HH_TARGET | HH_FVCHAR,
-	['?'] = HH_TARGET | HH_FVCHAR,
-	['@'] = HH_TARGET | HH_FVCHAR,
-	['A'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['B'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['C'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['D'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['E'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['F'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['G'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['H'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['I'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['J'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['K'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['L'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['M'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['N'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['O'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['P'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['Q'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['R'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['S'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['T'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['U'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['V'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['W'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['X'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['Y'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['Z'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['['] = HH_TARGET | HH_FVCHAR,
-	['\\'] = HH_TARGET | HH_FVCHAR,
-	[']'] = HH_TARGET | HH_FVCHAR,
-	['^'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['_'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['`'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['a'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['b'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['c'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['d'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['e'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['f'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['g'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['h'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['i'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['j'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['k'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['l'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['m'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['n'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['o'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['p'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['q'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['r'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['s'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['t'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['u'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['v'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['w'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['x'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['y'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['z'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['{'] = HH_TARGET | HH_FVCHAR,
-	['|'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-	['}'] = HH_TARGET | HH_FVCHAR,
-	['~'] = HH_TCHAR | HH_TARGET | HH_FVCHAR,
-};
+/* VCHAR: visible ASCII, what a request target may hold raw. */
+static int
+httphead_vchar(unsigned char c)
+{
+	return (c >= 0x21 && c <= 0x7e);
+}
 
-#define HH_IS(c, f)	(httphead_class[(unsigned char)(c)] & (f))
 /* obs-text (0x80-0xff) is allowed in field values, never elsewhere. */
-#define HH_FIELDVCHAR(c) \
-	(HH_IS(c, HH_FVCHAR) || (unsigned char)(c) >= 0x80)
+static int
+httphead_fieldvchar(unsigned char c)
+{
+	return (httphead_vchar(c) || c >= 0x80);
+}
 
 /* Where the pieces of a head lie in the buffer, before anything is written. */
 struct httphead_span {
@@ -253,7 +170,7 @@ httphead_scan(const char *buf, size_t n, struct httphead_scan *sc,
 				st = HS_TARGET0;
 				break;
 			}
-			if (!HH_IS(c, HH_TCHAR) || (c >= 'a' && c <= 'z') ||
+			if (!httphead_tchar(c) || (c >= 'a' && c <= 'z') ||
 			    sc->method.len == HTTPHEAD_METHOD_MAX)
 				return (httphead_fail(HTTPHEAD_BAD,
 				    "malformed request line", why));
@@ -276,7 +193,7 @@ httphead_scan(const char *buf, size_t n, struct httphead_scan *sc,
 			if (c == '#')
 				return (httphead_fail(HTTPHEAD_BAD,
 				    "fragment in request target", why));
-			if (!HH_IS(c, HH_TARGET))
+			if (!httphead_vchar(c))
 				return (httphead_fail(HTTPHEAD_BAD,
 				    "request target has invalid characters",
 				    why));
@@ -314,7 +231,7 @@ httphead_scan(const char *buf, size_t n, struct httphead_scan *sc,
 			if (c == ' ' || c == '\t')
 				return (httphead_fail(HTTPHEAD_BAD,
 				    "obsolete line folding", why));
-			if (!HH_IS(c, HH_TCHAR))
+			if (!httphead_tchar(c))
 				return (httphead_fail(HTTPHEAD_BAD,
 				    "header name has invalid characters", why));
 			if (sc->nfields == HTTPHEAD_MAX_HEADERS)
@@ -329,7 +246,7 @@ httphead_scan(const char *buf, size_t n, struct httphead_scan *sc,
 				st = HS_VALUE0;
 				break;
 			}
-			if (!HH_IS(c, HH_TCHAR))
+			if (!httphead_tchar(c))
 				return (httphead_fail(HTTPHEAD_BAD,
 				    "header name has invalid characters", why));
 			sc->name[sc->nfields].len++;
@@ -345,7 +262,7 @@ httphead_scan(const char *buf, size_t n, struct httphead_scan *sc,
 			}
 			if (c == ' ' || c == '\t')
 				break;
-			if (!HH_FIELDVCHAR(c))
+			if (!httphead_fieldvchar(c))
 				return (httphead_fail(HTTPHEAD_BAD,
 				    "header value has invalid characters",
 				    why));

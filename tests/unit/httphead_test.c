@@ -1230,6 +1230,53 @@ test_without_token(void **state)
 	assert_int_equal(httphead_without_token(&P.h, out, 0), 0);
 }
 
+/*
+ * Every byte in each place the head's character classes judge, against the
+ * classes as RFC 9110 writes them: tchar in the method (upper case only)
+ * and a field name, VCHAR in the target (no '#'), VCHAR, obs-text, SP and
+ * HTAB in a field value.
+ */
+static int
+rfc_tchar(int c)
+{
+	return ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+	    (c >= 'a' && c <= 'z') ||
+	    (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL));
+}
+
+static int
+rfc_vchar(int c)
+{
+	return (c >= 0x21 && c <= 0x7e);
+}
+
+static void
+test_every_byte_class(void **state)
+{
+	char	buf[128];
+	int	c, n;
+
+	(void)state;
+	for (c = 0; c < 256; c++) {
+		n = snprintf(buf, sizeof(buf),
+		    "G%cT / HTTP/1.1\r\nHost: h\r\n\r\n", c);
+		assert_int_equal(parse_n(buf, n, LIMIT) == HTTPHEAD_OK,
+		    rfc_tchar(c) && !(c >= 'a' && c <= 'z'));
+		n = snprintf(buf, sizeof(buf),
+		    "GET /a%c41 HTTP/1.1\r\nHost: h\r\n\r\n", c);
+		assert_int_equal(parse_n(buf, n, LIMIT) == HTTPHEAD_OK,
+		    rfc_vchar(c) && c != '#');
+		n = snprintf(buf, sizeof(buf),
+		    "GET / HTTP/1.1\r\nHost: h\r\n%cX: v\r\n\r\n", c);
+		assert_int_equal(parse_n(buf, n, LIMIT) == HTTPHEAD_OK,
+		    rfc_tchar(c));
+		n = snprintf(buf, sizeof(buf),
+		    "GET / HTTP/1.1\r\nHost: h\r\nX: a%cb\r\n\r\n", c);
+		assert_int_equal(parse_n(buf, n, LIMIT) == HTTPHEAD_OK,
+		    rfc_vchar(c) || c >= 0x80 || c == ' ' || c == '\t');
+	}
+}
+
 int
 main(void)
 {
@@ -1245,6 +1292,7 @@ main(void)
 		cmocka_unit_test_teardown(test_bad_headers, reset),
 		cmocka_unit_test_teardown(test_header_values, reset),
 		cmocka_unit_test_teardown(test_nul_and_early_bad, reset),
+		cmocka_unit_test_teardown(test_every_byte_class, reset),
 		cmocka_unit_test_teardown(test_too_large, reset),
 		cmocka_unit_test_teardown(test_field_count, reset),
 		cmocka_unit_test_teardown(test_content_length, reset),

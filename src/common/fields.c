@@ -12,30 +12,18 @@
 
 #define FIELDS_NAME_MAX	64	/* longer names are never close, nor echoed */
 
-static const char *
-fields_type_name(enum fields_type t)
-{
-	switch (t) {
-	case FIELD_STR:
-		return ("a string");
-	case FIELD_INT:
-		return ("an integer");
-	case FIELD_NUM:
-		return ("a number");
-	case FIELD_BOOL:
-		return ("true or false");
-	case FIELD_ARRAY:
-		return ("an array");
-	case FIELD_MAP:
-		return ("an object");
-	case FIELD_DATA:
-		return ("bin or a string");
-	case FIELD_SIGNAL:
-		return ("a signal name or number");
-	default:
-		return ("absent");
-	}
-}
+/* What a field of each type must be, as an error message says it. */
+static const char *const fields_type_name[] = {
+	[FIELD_STR] = "a string",
+	[FIELD_INT] = "an integer",
+	[FIELD_NUM] = "a number",
+	[FIELD_BOOL] = "true or false",
+	[FIELD_ARRAY] = "an array",
+	[FIELD_MAP] = "an object",
+	[FIELD_DATA] = "bin or a string",
+	[FIELD_SIGNAL] = "a signal name or number",
+	[FIELD_REFUSED] = "absent",
+};
 
 static const char *
 fields_object_name(const msgpack_object *v)
@@ -256,7 +244,7 @@ fields_check(const msgpack_object *o, const struct field *table, size_t n,
 		}
 		if (!fields_type_ok(table[j].type, v)) {
 			return (fields_fail(why, whylen, "'%s' must be %s, "
-			    "not %s", name, fields_type_name(table[j].type),
+			    "not %s", name, fields_type_name[table[j].type],
 			    fields_object_name(v)));
 		}
 	}

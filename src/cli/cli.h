@@ -177,8 +177,6 @@ struct cmd_entry {
 };
 
 const struct cmd_entry *cmd_find(const char *);
-void	 cmd_usage(const struct cmd_entry *, FILE *);
-void	 cmd_help(const struct cmd_entry *, FILE *);
 void	 cmd_list(FILE *);
 int	 cmd_usage_error(const struct cmd_entry *, const char *, ...)
 	     __attribute__((format(printf, 2, 3)));

@@ -51,14 +51,14 @@ cmd_find(const char *name)
 	return (NULL);
 }
 
-void
+static void
 cmd_usage(const struct cmd_entry *e, FILE *f)
 {
 	fprintf(f, "usage: lodge %s%s%s\n", e->name, *e->usage != '\0' ?
 	    " " : "", e->usage);
 }
 
-void
+static void
 cmd_help(const struct cmd_entry *e, FILE *f)
 {
 	cmd_usage(e, f);

@@ -248,7 +248,7 @@ auth_check(const struct httphead *h)
 }
 
 /* 1 when requests on this listener need no token: --no-auth on TCP. */
-int
+static int
 auth_tokenless(const struct listener *l)
 {
 	return (!l->is_unix && front->conf.no_auth);

@@ -326,7 +326,6 @@ int	registry_count(void);
 struct listing *registry_list(int (*)(struct session *, void *), void *,
 	    const char *after, int limit);
 void	registry_list_done(struct listing *);
-void	registry_list_stale(void);
 void	registry_set_ready(struct session *);
 void	registry_foreach(void (*)(struct session *, void *), void *);
 struct session *registry_add(const char *id, const char *name, int fd);
@@ -346,7 +345,6 @@ void	registry_readable(struct session *);
 void	registry_writeable(struct session *);
 void	registry_closed(struct session *);
 int	registry_close_links(void);
-int	registry_reachable(struct session *);
 int	registry_answers(struct session *);
 int	registry_all(struct session **, int max);
 int	registry_handoff_check(struct session *, char *why, size_t);
@@ -396,7 +394,6 @@ void	exec_conn_closed(struct exec_call *);
 int	auth_init(void);
 void	auth_reload(void);
 int	auth_check(const struct httphead *);
-int	auth_tokenless(const struct listener *);
 int	auth_host_allowed(const struct listener *, const struct httphead *);
 int	auth_origin_allowed(const struct listener *, const struct httphead *);
 int	auth_body_type_allowed(const struct listener *,

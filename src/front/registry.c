@@ -153,7 +153,7 @@ registry_listed(struct session *s, int (*keep)(struct session *, void *),
  */
 static struct listing	*registry_listing;
 
-void
+static void
 registry_list_stale(void)
 {
 	registry_list_done(registry_listing);
@@ -433,7 +433,7 @@ registry_all(struct session **out, int max)
 	return (n);
 }
 
-int
+static int
 registry_reachable(struct session *s)
 {
 	return (!s->gone && s->link != NULL);

@@ -48,7 +48,7 @@ fixedbuf_write(void *data, const char *buf, size_t len)
 	return (0);
 }
 
-int
+static int
 client_ref_matches(const char *ref)
 {
 	return (strcmp(ref, worker->id) == 0 || (worker->req.name[0] != '\0' &&

@@ -134,7 +134,7 @@ contain_init(int use_cgroup)
 	log_debug("sessions and commands in cgroups under %s", contain_base);
 }
 
-int
+static int
 contain_has_cgroup(void)
 {
 	return (contain_base[0] != '\0');

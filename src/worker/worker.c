@@ -174,7 +174,7 @@ worker_wake_clients(void)
 		client_wake(cl);
 }
 
-struct worker_fd *
+static struct worker_fd *
 worker_fd_adopt(enum worker_fd_kind kind, int fd)
 {
 	struct worker_fd	*wf;

@@ -71,7 +71,6 @@ struct contain {
 	pid_t		 sid;		/* tree: its session's members too */
 };
 void	contain_init(int use_cgroup);
-int	contain_has_cgroup(void);
 void	contain_create(struct contain *, const char *name, pid_t top);
 void	contain_close(struct contain *);
 void	contain_close_procs(struct contain *);
@@ -305,7 +304,6 @@ void	worker_wake_clients(void);
 void	worker_send_clients(void);
 void	worker_quit(void);
 void	worker_output_changed(void);
-struct worker_fd *worker_fd_adopt(enum worker_fd_kind, int fd);
 int	worker_become(const char *, uid_t, gid_t);
 int	worker_signalfd(int session);
 struct lws_context *worker_context(const struct lws_protocols *, rlim_t);
@@ -375,6 +373,5 @@ int	client_callback(struct lws *, enum lws_callback_reasons, void *,
 	    void *, size_t);
 void	client_wake(struct client *);
 void	client_output(struct client *);
-int	client_ref_matches(const char *ref);
 
 #endif

@@ -166,8 +166,7 @@ fields_closest(const char *name, size_t len, const struct field *table,
 	return (best);
 }
 
-/* Format the reason into why, cut at a character boundary if need be. */
-static int
+int
 fields_fail(char *why, size_t whylen, const char *fmt, ...)
 {
 	char	buf[512];

@@ -37,6 +37,10 @@ struct field {
 	const char		*note;	/* FIELD_REFUSED: why, else NULL */
 };
 
+/* Format the reason into why, cut at a character boundary if need be; -1. */
+int		 fields_fail(char *why, size_t whylen, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+
 /*
  * Check every key of the map o against the n fields of table.  0 if all
  * are defined and well typed; -1 with the reason in why, always valid UTF-8.

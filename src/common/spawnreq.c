@@ -103,41 +103,30 @@ spawnreq_args(const msgpack_object *v, struct spawnreq *r, char *why,
 {
 	uint32_t	i;
 
-	if (v->type != MSGPACK_OBJECT_ARRAY) {
-		snprintf(why, whylen, "'args' must be an array of strings");
-		return (-1);
-	}
-	if (v->via.array.size == 0 || v->via.array.size > SPAWNREQ_ARGS_MAX) {
-		snprintf(why, whylen, "'args' must hold 1 to %d strings",
-		    SPAWNREQ_ARGS_MAX);
-		return (-1);
-	}
+	if (v->type != MSGPACK_OBJECT_ARRAY)
+		return (fields_fail(why, whylen, "'args' must be an array "
+		    "of strings"));
+	if (v->via.array.size == 0 || v->via.array.size > SPAWNREQ_ARGS_MAX)
+		return (fields_fail(why, whylen, "'args' must hold 1 to %d "
+		    "strings", SPAWNREQ_ARGS_MAX));
 	if ((r->args = calloc(v->via.array.size + 1, sizeof(char *))) == NULL)
-		goto nomem;
+		return (fields_fail(why, whylen, "out of memory"));
 	for (i = 0; i < v->via.array.size; i++) {
 		const msgpack_object *a = &v->via.array.ptr[i];
 
-		if (a->type != MSGPACK_OBJECT_STR) {
-			snprintf(why, whylen, "'args' must be an array of "
-			    "strings");
-			return (-1);
-		}
+		if (a->type != MSGPACK_OBJECT_STR)
+			return (fields_fail(why, whylen, "'args' must be an "
+			    "array of strings"));
 		if ((r->args[i] = spawnreq_strdup(a->via.str.ptr,
-		    a->via.str.size)) == NULL) {
-			snprintf(why, whylen, "'args' strings must not hold "
-			    "NUL bytes");
-			return (-1);
-		}
+		    a->via.str.size)) == NULL)
+			return (fields_fail(why, whylen, "'args' strings "
+			    "must not hold NUL bytes"));
 		r->nargs++;
 	}
-	if (r->args[0][0] == '\0') {
-		snprintf(why, whylen, "'args[0]' must not be empty");
-		return (-1);
-	}
+	if (r->args[0][0] == '\0')
+		return (fields_fail(why, whylen, "'args[0]' must not be "
+		    "empty"));
 	return (0);
-nomem:
-	snprintf(why, whylen, "out of memory");
-	return (-1);
 }
 
 static int
@@ -148,44 +137,34 @@ spawnreq_env(const msgpack_object *v, struct spawnreq *r, char *why,
 
 	if (v->type == MSGPACK_OBJECT_NIL)
 		return (0);
-	if (v->type != MSGPACK_OBJECT_MAP) {
-		snprintf(why, whylen, "'env' must be an object of strings");
-		return (-1);
-	}
-	if (v->via.map.size > SPAWNREQ_ENV_MAX) {
-		snprintf(why, whylen, "'env' has more than %d entries",
-		    SPAWNREQ_ENV_MAX);
-		return (-1);
-	}
-	if ((r->env = calloc(v->via.map.size + 1, sizeof(char *))) == NULL) {
-		snprintf(why, whylen, "out of memory");
-		return (-1);
-	}
+	if (v->type != MSGPACK_OBJECT_MAP)
+		return (fields_fail(why, whylen, "'env' must be an object "
+		    "of strings"));
+	if (v->via.map.size > SPAWNREQ_ENV_MAX)
+		return (fields_fail(why, whylen, "'env' has more than %d "
+		    "entries", SPAWNREQ_ENV_MAX));
+	if ((r->env = calloc(v->via.map.size + 1, sizeof(char *))) == NULL)
+		return (fields_fail(why, whylen, "out of memory"));
 	for (i = 0; i < v->via.map.size; i++) {
 		const msgpack_object *k = &v->via.map.ptr[i].key;
 		const msgpack_object *x = &v->via.map.ptr[i].val;
 		char *e;
 
 		if (k->type != MSGPACK_OBJECT_STR ||
-		    x->type != MSGPACK_OBJECT_STR) {
-			snprintf(why, whylen, "'env' must be an object of "
-			    "strings");
-			return (-1);
-		}
+		    x->type != MSGPACK_OBJECT_STR)
+			return (fields_fail(why, whylen, "'env' must be an "
+			    "object of strings"));
 		if (k->via.str.size == 0 ||
 		    memchr(k->via.str.ptr, '=', k->via.str.size) != NULL ||
 		    memchr(k->via.str.ptr, '\0', k->via.str.size) != NULL ||
 		    (x->via.str.size > 0 &&
-		    memchr(x->via.str.ptr, '\0', x->via.str.size) != NULL)) {
-			snprintf(why, whylen, "'env' names must be non-empty "
-			    "without '=' and no entry may hold NUL bytes");
-			return (-1);
-		}
+		    memchr(x->via.str.ptr, '\0', x->via.str.size) != NULL))
+			return (fields_fail(why, whylen, "'env' names must "
+			    "be non-empty without '=' and no entry may hold "
+			    "NUL bytes"));
 		if ((e = malloc(k->via.str.size + x->via.str.size + 2)) ==
-		    NULL) {
-			snprintf(why, whylen, "out of memory");
-			return (-1);
-		}
+		    NULL)
+			return (fields_fail(why, whylen, "out of memory"));
 		memcpy(e, k->via.str.ptr, k->via.str.size);
 		e[k->via.str.size] = '=';
 		if (x->via.str.size > 0)
@@ -220,11 +199,9 @@ spawnreq_fixed(const msgpack_object *o, const char *key, char *dst,
 
 	if ((rc = spawnreq_str(o, key, &p, &len, why, whylen)) != 1)
 		return (rc);
-	if (len >= dstlen || memchr(p, '\0', len) != NULL) {
-		snprintf(why, whylen, "'%s' is too long or holds NUL bytes",
-		    key);
-		return (-1);
-	}
+	if (len >= dstlen || memchr(p, '\0', len) != NULL)
+		return (fields_fail(why, whylen, "'%s' is too long or holds "
+		    "NUL bytes", key));
 	memcpy(dst, p, len);
 	dst[len] = '\0';
 	return (1);
@@ -240,10 +217,9 @@ spawnreq_string(const msgpack_object *o, const char *key, char **dst,
 
 	if ((rc = spawnreq_str(o, key, &p, &len, why, whylen)) != 1)
 		return (rc);
-	if ((*dst = spawnreq_strdup(p, len)) == NULL) {
-		snprintf(why, whylen, "'%s' must not hold NUL bytes", key);
-		return (-1);
-	}
+	if ((*dst = spawnreq_strdup(p, len)) == NULL)
+		return (fields_fail(why, whylen, "'%s' must not hold NUL "
+		    "bytes", key));
 	return (1);
 }
 
@@ -288,22 +264,18 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 		return (-1);
 	if ((v = mpack_get(o, "args")) != NULL &&
 	    v->type != MSGPACK_OBJECT_NIL) {
-		if (r->command != NULL) {
-			snprintf(why, whylen, "give 'command' or 'args', not "
-			    "both");
-			return (-1);
-		}
+		if (r->command != NULL)
+			return (fields_fail(why, whylen, "give 'command' or "
+			    "'args', not both"));
 		if (spawnreq_args(v, r, why, whylen) == -1)
 			return (-1);
 	}
-	if (r->command == NULL && r->args == NULL && r->kind != SPAWN_SESSION) {
-		snprintf(why, whylen, "'command' or 'args' is required");
-		return (-1);
-	}
-	if (r->command != NULL && r->command[0] == '\0') {
-		snprintf(why, whylen, "'command' must not be empty");
-		return (-1);
-	}
+	if (r->command == NULL && r->args == NULL && r->kind != SPAWN_SESSION)
+		return (fields_fail(why, whylen, "'command' or 'args' is "
+		    "required"));
+	if (r->command != NULL && r->command[0] == '\0')
+		return (fields_fail(why, whylen, "'command' must not be "
+		    "empty"));
 	if (spawnreq_string(o, "workDir", &r->workdir, why, whylen) == -1)
 		return (-1);
 	if (r->workdir != NULL && r->workdir[0] == '\0') {
@@ -339,12 +311,10 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 	if (r->kind == SPAWN_SESSION) {
 		if ((rc = spawnreq_fixed(o, "name", r->name, sizeof(r->name),
 		    why, whylen)) == -1 || (rc == 1 &&
-		    !spawnreq_name_valid(r->name, strlen(r->name)))) {
-			snprintf(why, whylen, "'name' must be 1 to %d "
-			    "characters of A-Z a-z 0-9 . _ -",
-			    SPAWNREQ_NAME_MAX);
-			return (-1);
-		}
+		    !spawnreq_name_valid(r->name, strlen(r->name))))
+			return (fields_fail(why, whylen, "'name' must be 1 "
+			    "to %d characters of A-Z a-z 0-9 . _ -",
+			    SPAWNREQ_NAME_MAX));
 		r->buffer_size = SPAWNREQ_BUFFER_DEFAULT;
 		if (r->buffer_size > buffer_max)
 			r->buffer_size = buffer_max;
@@ -357,31 +327,26 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 	}
 
 	if ((rc = mpack_get_num(o, "timeoutSeconds", &r->timeout)) == -1 ||
-	    (rc == 1 && (r->timeout < 0 || r->timeout > 1e9))) {
-		snprintf(why, whylen, "'timeoutSeconds' must be a number from "
-		    "0 to 1e9");
-		return (-1);
-	}
+	    (rc == 1 && (r->timeout < 0 || r->timeout > 1e9)))
+		return (fields_fail(why, whylen, "'timeoutSeconds' must be "
+		    "a number from 0 to 1e9"));
 	if (r->kind == SPAWN_EXEC) {
 		if ((rc = spawnreq_str(o, "stdin", &p, &len, why,
 		    whylen)) == -1)
 			return (-1);
 		if (rc == 1) {
-			if ((r->stdin_data = malloc(len + 1)) == NULL) {
-				snprintf(why, whylen, "out of memory");
-				return (-1);
-			}
+			if ((r->stdin_data = malloc(len + 1)) == NULL)
+				return (fields_fail(why, whylen, "out of "
+				    "memory"));
 			memcpy(r->stdin_data, p, len);
 			r->stdin_len = len;
 		}
 		if ((rc = mpack_get_str(o, "encoding", &p, &len)) == -1 ||
 		    (rc == 1 && !(len == 4 && memcmp(p, "utf8", 4) == 0) &&
 		    !(len == 5 && memcmp(p, "utf-8", 5) == 0) &&
-		    !(len == 6 && memcmp(p, "base64", 6) == 0))) {
-			snprintf(why, whylen, "'encoding' must be \"utf8\" or "
-			    "\"base64\"");
-			return (-1);
-		}
+		    !(len == 6 && memcmp(p, "base64", 6) == 0)))
+			return (fields_fail(why, whylen, "'encoding' must "
+			    "be \"utf8\" or \"base64\""));
 		r->base64 = (rc == 1 && len == 6);
 		if ((rc = spawnreq_int(o, "maxOutputBytes", 0, INT64_MAX / 2,
 		    &r->max_output, why, whylen)) == -1)

@@ -56,10 +56,9 @@ wsmsg_fields(struct wsmsg *m, char *why, size_t whylen)
 
 	if (o->type != MSGPACK_OBJECT_MAP ||
 	    (type = mpack_get(o, "type")) == NULL ||
-	    type->type != MSGPACK_OBJECT_STR) {
-		snprintf(why, whylen, "a message is a map with a string 'type'");
-		return (-1);
-	}
+	    type->type != MSGPACK_OBJECT_STR)
+		return (fields_fail(why, whylen, "a message is a map with a "
+		    "string 'type'"));
 	for (i = 0; i < sizeof(wsmsg_types) / sizeof(wsmsg_types[0]); i++)
 		if (mpack_streq(type, wsmsg_types[i].name))
 			break;
@@ -67,8 +66,8 @@ wsmsg_fields(struct wsmsg *m, char *why, size_t whylen)
 		n = type->via.str.size > 32 ? 32 : type->via.str.size;
 		utf8_copy(name, sizeof(name), n > 0 ? type->via.str.ptr : "",
 		    n);
-		snprintf(why, whylen, "unknown message type '%s'", name);
-		return (-1);
+		return (fields_fail(why, whylen, "unknown message type '%s'",
+		    name));
 	}
 	m->type = wsmsg_types[i].type;
 	if (wsmsg_types[i].fields != NULL && fields_check(o,
@@ -78,28 +77,23 @@ wsmsg_fields(struct wsmsg *m, char *why, size_t whylen)
 	case WSMSG_STDIN:
 		/* bin as the protocol says; str accepted from lax clients. */
 		if (mpack_get_bin(o, "data", &m->data, &m->len) != 1 &&
-		    mpack_get_str(o, "data", &m->data, &m->len) != 1) {
-			snprintf(why, whylen, "stdin needs 'data' (bin)");
-			return (-1);
-		}
+		    mpack_get_str(o, "data", &m->data, &m->len) != 1)
+			return (fields_fail(why, whylen, "stdin needs 'data' "
+			    "(bin)"));
 		return (0);
 	case WSMSG_RESIZE:
 		if (mpack_get_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) != 1 ||
-		    mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX, &rows) != 1) {
-			snprintf(why, whylen, "resize needs 'cols' and 'rows' "
-			    "from 1 to %d", SPAWNREQ_SIZE_MAX);
-			return (-1);
-		}
+		    mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX, &rows) != 1)
+			return (fields_fail(why, whylen, "resize needs 'cols' "
+			    "and 'rows' from 1 to %d", SPAWNREQ_SIZE_MAX));
 		m->cols = (int)cols;
 		m->rows = (int)rows;
 		return (0);
 	case WSMSG_SIGNAL:
 		if ((m->signo = signame_from_object(mpack_get(o, "signal"))) ==
-		    -1) {
-			snprintf(why, whylen, "'signal' must be a name such as "
-			    "\"INT\" or a number from 1 to 64");
-			return (-1);
-		}
+		    -1)
+			return (fields_fail(why, whylen, "'signal' must be a "
+			    "name such as \"INT\" or a number from 1 to 64"));
 		return (0);
 	default:
 		return (0);

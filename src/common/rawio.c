@@ -18,7 +18,6 @@ rawio_cb(lws_sorted_usec_list_t *sul)
 	struct lws	**list = rawio_pending;
 	size_t		  i, n = rawio_npending;
 
-	(void)sul;
 	/* Requests made while this runs go to a fresh list. */
 	rawio_pending = NULL;
 	rawio_npending = rawio_cap = 0;

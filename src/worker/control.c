@@ -70,7 +70,6 @@ control_hello(void *arg, const msgpack_object *o, int *fds)
 	msgpack_packer		*pk = proto_begin(&m, PROTO_REPLY);
 	int64_t			 id = 0;
 
-	(void)fds;
 	(void)mpack_get_int(o, "id", INT64_MIN, INT64_MAX, &id);
 	mpack_kv_int(pk, "id", id);
 	mpack_kv_int(pk, "status", 200);
@@ -165,7 +164,6 @@ control_status(struct worker_fd *wf, const msgpack_object *o, int status,
 static void
 control_info(void *arg, const msgpack_object *o, int *fds)
 {
-	(void)fds;
 	control_send_reply(arg, control_id(o), 200, NULL, NULL, 1);
 }
 
@@ -175,7 +173,6 @@ control_signal(void *arg, const msgpack_object *o, int *fds)
 	char	why[256];
 	int	signo;
 
-	(void)fds;
 	if ((signo = signame_from_object(mpack_get(o, "signal"))) == -1)
 		control_status(arg, o, 400, "unknown signal");
 	else
@@ -189,7 +186,6 @@ control_input(void *arg, const msgpack_object *o, int *fds)
 	const char	*data;
 	size_t		 len;
 
-	(void)fds;
 	if (mpack_get_bin(o, "data", &data, &len) != 1)
 		control_status(arg, o, 400, "input needs data");
 	else if (worker->inq.fd == -1 || worker->final || worker->inq.eof)
@@ -207,7 +203,6 @@ control_resize(void *arg, const msgpack_object *o, int *fds)
 	char	why[256];
 	int64_t	cols, rows;
 
-	(void)fds;
 	if (mpack_get_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols) != 1 ||
 	    mpack_get_int(o, "rows", 1, SPAWNREQ_SIZE_MAX, &rows) != 1)
 		control_status(arg, o, 400, "resize needs cols and rows");
@@ -219,7 +214,6 @@ control_resize(void *arg, const msgpack_object *o, int *fds)
 static void
 control_delete(void *arg, const msgpack_object *o, int *fds)
 {
-	(void)fds;
 	session_delete(arg, control_id(o));
 }
 

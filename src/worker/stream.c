@@ -164,7 +164,6 @@ stream_kill_cb(lws_sorted_usec_list_t *sul)
 	int64_t	now = lws_now_usecs() / LWS_US_PER_MS;
 	int	sig;
 
-	(void)sul;
 	if (!contain_alive(&st.group, st.pid))
 		return;
 	if ((sig = escalate_due(&st.ending, now)) != 0)
@@ -203,7 +202,6 @@ stream_end_group(void)
 static void
 stream_client_close_cb(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
 	st.client_late = 1;
 	if (st.ws != NULL)
 		lws_callback_on_writable(st.ws);
@@ -212,7 +210,6 @@ stream_client_close_cb(lws_sorted_usec_list_t *sul)
 static void
 stream_timeout_cb(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
 	if (st.reaped)
 		return;
 	st.timed_out = 1;
@@ -222,7 +219,6 @@ stream_timeout_cb(lws_sorted_usec_list_t *sul)
 static void
 stream_start_cb(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
 	if (!st.started)
 		stream_quit();
 }
@@ -264,7 +260,6 @@ static int	stream_read(struct stream_fd *);
 static void
 stream_drain_cb(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
 	st.drain_expired = 1;
 	if (st.out.open && st.out.len == 0)
 		(void)stream_read(&st.out);
@@ -626,7 +621,6 @@ stream_message(void *arg, const unsigned char *buf, size_t len)
 	struct wsmsg	m;
 	char		why[256];
 
-	(void)arg;
 	if (wsmsg_decode(buf, len, &m, why, sizeof(why)) == -1) {
 		stream_error("bad_request", why);
 		return;
@@ -774,7 +768,6 @@ stream_writeable(void)
 static void
 stream_rx_error(void *arg, const char *code, const char *message)
 {
-	(void)arg;
 	stream_error(code, message);
 }
 
@@ -802,7 +795,6 @@ stream_ws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 {
 	char	uri[256];
 
-	(void)user;
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
 		lws_return_http_status(wsi, 404, NULL);
@@ -848,9 +840,6 @@ stream_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	struct stream_fd	*f = lws_get_opaque_user_data(wsi);
 	struct signalfd_siginfo	 si;
 
-	(void)user;
-	(void)in;
-	(void)len;
 	if (f == NULL)
 		return (0);
 	switch (reason) {

@@ -140,7 +140,6 @@ txhold_service(void)
 static void
 txhold_timer_cb(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
 	txhold_service();
 	if (!LIST_EMPTY(&txhold_held))
 		lws_sul_schedule(txhold_ctx, 0, &txhold_sul, txhold_timer_cb,

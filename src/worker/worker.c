@@ -138,7 +138,6 @@ worker_broadcast_update(void)
 static void
 worker_update_cb(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
 	if (ring_end(worker->ring) != worker->reported_bytes)
 		worker_broadcast_update();
 }
@@ -279,9 +278,6 @@ worker_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 {
 	struct worker_fd	*wf = lws_get_opaque_user_data(wsi);
 
-	(void)user;
-	(void)in;
-	(void)len;
 	if (wf == NULL)
 		return (0);
 	switch (reason) {
@@ -521,7 +517,6 @@ worker_context(const struct lws_protocols *protocols, rlim_t nofile)
 static void
 worker_quit_cb(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
 	worker->quitting = 2;
 	lws_cancel_service(worker->ctx);
 }

@@ -28,7 +28,6 @@
 #include "log.h"
 #include "rawio.h"
 #include "mpack.h"
-#include "utf8.h"
 
 #define CONN_PEEK_RETRY_MS	5
 /*

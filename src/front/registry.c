@@ -34,7 +34,6 @@
 #include "jsonmp.h"
 #include "log.h"
 #include "metrics.h"
-#include "rawio.h"
 #include "mpack.h"
 
 static int	session_cmp_id(struct session *, struct session *);

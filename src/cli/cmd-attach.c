@@ -5,7 +5,6 @@
  * does not answer (target.c); the stream itself is view.c's.
  */
 #include <getopt.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"

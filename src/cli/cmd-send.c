@@ -5,7 +5,6 @@
  * the bytes travel as base64, so any byte may be sent.
  */
 #include <getopt.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

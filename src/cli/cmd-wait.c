@@ -5,7 +5,6 @@
  * read-only attach from the end of the output waits for "exit".
  */
 #include <getopt.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"

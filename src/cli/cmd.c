@@ -5,7 +5,6 @@
  * usage line and the help text that "lodge help NAME" and "lodge NAME
  * --help" print.  Usage errors print one line and the usage, and exit 2.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>

@@ -12,7 +12,6 @@
 #include <sys/un.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <netdb.h>
 #include <stdio.h>

@@ -20,7 +20,6 @@
 #include <malloc.h>
 #include <pwd.h>
 
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

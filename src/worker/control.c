@@ -15,7 +15,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 

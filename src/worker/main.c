@@ -8,7 +8,6 @@
  * libuv, jansson and libsystemd (fewer pages to share, a cheaper fork).
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 

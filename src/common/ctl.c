@@ -24,29 +24,32 @@ ctl_init(struct ctl *c, int fd)
 	c->qtail = &c->qhead;
 }
 
+static void
+ctl_close_fds(const int *fds, int nfds)
+{
+	int	i;
+
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+}
+
 void
 ctl_close(struct ctl *c)
 {
 	struct ctl_frame	*f;
-	int			 i;
 
 	while ((f = c->qhead) != NULL) {
 		c->qhead = f->next;
-		for (i = 0; i < f->nfds; i++)
-			close(f->fds[i]);
+		ctl_close_fds(f->fds, f->nfds);
 		free(f->buf);
 		free(f);
 	}
 	c->qtail = &c->qhead;
 	c->qbytes = 0;
-	for (i = 0; i < c->nfds; i++)
-		close(c->fds[i]);
+	ctl_close_fds(c->fds, c->nfds);
 	c->nfds = 0;
-	free(c->rbuf);
-	c->rbuf = NULL;
-	free(c->frame);
-	c->frame = NULL;
-	c->rlen = c->rcap = 0;
+	c->rlen = 0;
+	ctl_shrink(c);
 	if (c->fd != -1)
 		close(c->fd);
 	c->fd = -1;
@@ -75,29 +78,17 @@ ctl_pending(const struct ctl *c)
 	return (c->qhead != NULL);
 }
 
-static void
-ctl_close_fds(const int *fds, int nfds)
-{
-	int	i;
-
-	for (i = 0; i < nfds; i++)
-		close(fds[i]);
-}
-
 int
 ctl_send(struct ctl *c, const msgpack_sbuffer *sb, int fd)
 {
-	struct ctl_frame	*f;
+	struct ctl_frame	*f = NULL;
 	uint32_t		 n;
 	int			 nfds = fd != -1;
 
 	if (c->fd == -1 || sb->size > CTL_FRAME_MAX ||
 	    c->qbytes + sb->size > CTL_QUEUE_MAX ||
-	    (f = calloc(1, sizeof(*f))) == NULL) {
-		ctl_close_fds(&fd, nfds);
-		return (-1);
-	}
-	if ((f->buf = malloc(4 + sb->size)) == NULL) {
+	    (f = calloc(1, sizeof(*f))) == NULL ||
+	    (f->buf = malloc(4 + sb->size)) == NULL) {
 		free(f);
 		ctl_close_fds(&fd, nfds);
 		return (-1);

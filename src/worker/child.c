@@ -101,8 +101,6 @@ child_environ(const struct spawnreq *r, const char *user, const char *home,
 	char		**v = NULL, buf[2048];
 	size_t		 n = 0, i;
 
-	if ((v = calloc(1, sizeof(char *))) == NULL)
-		return (NULL);
 	for (i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
 		if (set[i][1] == NULL)
 			continue;	/* LANG: only if lodged has one */
@@ -128,8 +126,6 @@ child_argv(const struct spawnreq *r, const char *shell)
 	size_t		 n = 0, i;
 	const char	*base;
 
-	if ((v = calloc(1, sizeof(char *))) == NULL)
-		return (NULL);
 	if (r->args != NULL) {
 		for (i = 0; i < r->nargs; i++)
 			if (child_strv_add(&v, &n, r->args[i]) == -1)

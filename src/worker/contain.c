@@ -203,23 +203,22 @@ contain_close_procs(struct contain *c)
 void
 contain_close(struct contain *c)
 {
-	if (c->procs != -1)
-		close(c->procs);
+	contain_close_procs(c);
 	if (c->kill != -1)
 		close(c->kill);
-	c->procs = c->kill = -1;
+	c->kill = -1;
 }
 
-/* Fields 4, 5 and 6 of /proc/PID/stat, and whether it is a zombie. */
+/* Field 6 of /proc/PID/stat, the session, and whether it is a zombie. */
 static int
-contain_stat(const char *pid, pid_t *ppid, pid_t *sid, int *zombie)
+contain_stat(pid_t pid, pid_t *sid, int *zombie)
 {
 	char	path[64], buf[1024], *p;
 	int	fd, pgrp, s, pp;
 	ssize_t	n;
 	char	state;
 
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return (-1);
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -231,7 +230,6 @@ contain_stat(const char *pid, pid_t *ppid, pid_t *sid, int *zombie)
 	if ((p = strrchr(buf, ')')) == NULL ||
 	    sscanf(p + 1, " %c %d %d %d", &state, &pp, &pgrp, &s) != 4)
 		return (-1);
-	*ppid = pp;
 	*sid = s;
 	*zombie = (state == 'Z' || state == 'X');
 	return (0);
@@ -336,8 +334,7 @@ contain_tree_signal(struct contain *c, int sig)
 {
 	struct contain_list	 l = { NULL, 0, 0 };
 	size_t			 i, first;
-	pid_t			 self = getpid(), ppid, sid;
-	char			 name[16];
+	pid_t			 self = getpid(), sid;
 	int			 zombie, count = 0, rc = 0;
 
 	if (contain_no_children)
@@ -353,8 +350,7 @@ contain_tree_signal(struct contain *c, int sig)
 		if (contain_children(self, &l) == -1)
 			rc = -1;
 		for (i = first; i < l.n; ) {
-			snprintf(name, sizeof(name), "%d", (int)l.v[i]);
-			if (l.v[i] == c->top || contain_stat(name, &ppid, &sid,
+			if (l.v[i] == c->top || contain_stat(l.v[i], &sid,
 			    &zombie) == -1 || sid != c->sid)
 				l.v[i] = l.v[--l.n];
 			else
@@ -365,9 +361,8 @@ contain_tree_signal(struct contain *c, int sig)
 		if (l.v[i] != c->top && contain_children(l.v[i], &l) == -1)
 			rc = -1;
 	for (i = 0; i < l.n; i++) {
-		snprintf(name, sizeof(name), "%d", (int)l.v[i]);
-		if (l.v[i] == self || contain_stat(name, &ppid, &sid,
-		    &zombie) == -1 || zombie)
+		if (l.v[i] == self || contain_stat(l.v[i], &sid, &zombie) ==
+		    -1 || zombie)
 			continue;
 		count++;
 		if (sig != 0)
@@ -470,14 +465,12 @@ contain_remove(const char *name)
 static int
 contain_running(pid_t pid)
 {
-	char	name[16];
-	pid_t	ppid, sid;
+	pid_t	sid;
 	int	zombie;
 
 	if (kill(pid, 0) == -1 && errno != EPERM)
 		return (0);
-	snprintf(name, sizeof(name), "%d", (int)pid);
-	if (contain_stat(name, &ppid, &sid, &zombie) == -1)
+	if (contain_stat(pid, &sid, &zombie) == -1)
 		return (0);
 	return (!zombie);
 }

@@ -48,14 +48,12 @@ pool_forget(void)
 static void
 pool_spawn(void *arg, const msgpack_object *o, int *fds)
 {
-	(void)arg;
 	worker_main(fds[0], o);
 }
 
 static void
 pool_stream(void *arg, const msgpack_object *o, int *fds)
 {
-	(void)arg;
 	stream_main(fds[0], o);
 }
 

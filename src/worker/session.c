@@ -38,7 +38,6 @@ static unsigned char	session_buf[WORKER_CHUNK];
 static void
 session_gather_cb(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
 	worker->sent_at = lws_now_usecs();
 	worker_wake_clients();
 }
@@ -130,7 +129,6 @@ session_drain_now(void)
 static void
 session_ttl_cb(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
 	log_info("session %s: exited-ttl expired", worker->id);
 	session_delete(NULL, 0);
 }
@@ -170,7 +168,6 @@ session_finalise(void)
 static void
 session_drain_cb(lws_sorted_usec_list_t *sul)
 {
-	(void)sul;
 	session_finalise();
 }
 
@@ -321,7 +318,6 @@ session_delete_cb(lws_sorted_usec_list_t *sul)
 {
 	int	sig;
 
-	(void)sul;
 	session_reap();
 	if (worker->quitting)
 		return;		/* session_reap saw the group go */

@@ -329,15 +329,12 @@ template_stream(void *arg, const msgpack_object *o, int *fds)
 static void
 template_exec(void *arg, const msgpack_object *o, int *fds)
 {
-	(void)fds;
 	execrun_start(arg, o);
 }
 
 static void
 template_kill(void *arg, const msgpack_object *o, int *fds)
 {
-	(void)arg;
-	(void)fds;
 	execrun_kill(o);
 }
 

@@ -103,9 +103,6 @@ spawnreq_args(const msgpack_object *v, struct spawnreq *r, char *why,
 {
 	uint32_t	i;
 
-	if (v->type != MSGPACK_OBJECT_ARRAY)
-		return (fields_fail(why, whylen, "'args' must be an array "
-		    "of strings"));
 	if (v->via.array.size == 0 || v->via.array.size > SPAWNREQ_ARGS_MAX)
 		return (fields_fail(why, whylen, "'args' must hold 1 to %d "
 		    "strings", SPAWNREQ_ARGS_MAX));
@@ -137,9 +134,6 @@ spawnreq_env(const msgpack_object *v, struct spawnreq *r, char *why,
 
 	if (v->type == MSGPACK_OBJECT_NIL)
 		return (0);
-	if (v->type != MSGPACK_OBJECT_MAP)
-		return (fields_fail(why, whylen, "'env' must be an object "
-		    "of strings"));
 	if (v->via.map.size > SPAWNREQ_ENV_MAX)
 		return (fields_fail(why, whylen, "'env' has more than %d "
 		    "entries", SPAWNREQ_ENV_MAX));
@@ -176,19 +170,10 @@ spawnreq_env(const msgpack_object *v, struct spawnreq *r, char *why,
 	return (0);
 }
 
-/* A string field: 1 found, 0 absent, -1 with a message naming it. */
-static int
-spawnreq_str(const msgpack_object *o, const char *key, const char **p,
-    size_t *len, char *why, size_t whylen)
-{
-	int	rc;
-
-	if ((rc = mpack_get_str(o, key, p, len)) == -1)
-		snprintf(why, whylen, "'%s' must be a string", key);
-	return (rc);
-}
-
-/* A string field into a fixed buffer. */
+/*
+ * A string field into a fixed buffer: 1 found, 0 absent (fields_check
+ * judged its type).
+ */
 static int
 spawnreq_fixed(const msgpack_object *o, const char *key, char *dst,
     size_t dstlen, char *why, size_t whylen)
@@ -197,7 +182,7 @@ spawnreq_fixed(const msgpack_object *o, const char *key, char *dst,
 	size_t		 len;
 	int		 rc;
 
-	if ((rc = spawnreq_str(o, key, &p, &len, why, whylen)) != 1)
+	if ((rc = mpack_get_str(o, key, &p, &len)) != 1)
 		return (rc);
 	if (len >= dstlen || memchr(p, '\0', len) != NULL)
 		return (fields_fail(why, whylen, "'%s' is too long or holds "
@@ -215,7 +200,7 @@ spawnreq_string(const msgpack_object *o, const char *key, char **dst,
 	size_t		 len;
 	int		 rc;
 
-	if ((rc = spawnreq_str(o, key, &p, &len, why, whylen)) != 1)
+	if ((rc = mpack_get_str(o, key, &p, &len)) != 1)
 		return (rc);
 	if ((*dst = spawnreq_strdup(p, len)) == NULL)
 		return (fields_fail(why, whylen, "'%s' must not hold NUL "
@@ -236,27 +221,19 @@ spawnreq_int(const msgpack_object *o, const char *key, int64_t min,
 }
 
 static int
-spawnreq_bool(const msgpack_object *o, const char *key, int *out, char *why,
-    size_t whylen)
-{
-	int	rc;
-
-	if ((rc = mpack_get_bool(o, key, out)) == -1)
-		snprintf(why, whylen, "'%s' must be true or false", key);
-	return (rc);
-}
-
-static int
 spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
     char *why, size_t whylen)
 {
 	const msgpack_object	*v;
 	const char		*p;
 	size_t			 len;
-	int64_t			 n;
+	int64_t			 n, cols = 80, rows = 24;
 	int			 rc;
 
-	/* Every key of o is a field of its kind, of the right type. */
+	/*
+	 * Every key of o is a field of its kind, of the right type or nil:
+	 * the typed lookups below cannot fail on the type.
+	 */
 	if (fields_check(o, spawnreq_kinds[r->kind].fields,
 	    spawnreq_kinds[r->kind].n, why, whylen) == -1)
 		return (-1);
@@ -289,24 +266,17 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 	    whylen) == -1)
 		return (-1);
 
-	r->cols = 80;
-	r->rows = 24;
-	if (spawnreq_bool(o, r->kind == SPAWN_STREAM ? "tty" : "pty", &r->pty,
-	    why, whylen) == -1)
+	(void)mpack_get_bool(o, r->kind == SPAWN_STREAM ? "tty" : "pty",
+	    &r->pty);
+	if (r->kind == SPAWN_STREAM)
+		(void)mpack_get_bool(o, "clientCloses", &r->client_closes);
+	/* A lookup leaves the default where the field is absent. */
+	if (spawnreq_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &cols, why,
+	    whylen) == -1 || spawnreq_int(o, "rows", 1, SPAWNREQ_SIZE_MAX,
+	    &rows, why, whylen) == -1)
 		return (-1);
-	if (r->kind == SPAWN_STREAM && spawnreq_bool(o, "clientCloses",
-	    &r->client_closes, why, whylen) == -1)
-		return (-1);
-	if ((rc = spawnreq_int(o, "cols", 1, SPAWNREQ_SIZE_MAX, &n, why,
-	    whylen)) == -1)
-		return (-1);
-	if (rc == 1)
-		r->cols = (int)n;
-	if ((rc = spawnreq_int(o, "rows", 1, SPAWNREQ_SIZE_MAX, &n, why,
-	    whylen)) == -1)
-		return (-1);
-	if (rc == 1)
-		r->rows = (int)n;
+	r->cols = (int)cols;
+	r->rows = (int)rows;
 
 	if (r->kind == SPAWN_SESSION) {
 		if ((rc = spawnreq_fixed(o, "name", r->name, sizeof(r->name),
@@ -315,14 +285,12 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 			return (fields_fail(why, whylen, "'name' must be 1 "
 			    "to %d characters of A-Z a-z 0-9 . _ -",
 			    SPAWNREQ_NAME_MAX));
-		r->buffer_size = SPAWNREQ_BUFFER_DEFAULT;
-		if (r->buffer_size > buffer_max)
-			r->buffer_size = buffer_max;
-		if ((rc = spawnreq_int(o, "bufferSize", SPAWNREQ_BUFFER_MIN,
-		    (int64_t)buffer_max, &n, why, whylen)) == -1)
+		n = SPAWNREQ_BUFFER_DEFAULT < buffer_max ?
+		    SPAWNREQ_BUFFER_DEFAULT : (int64_t)buffer_max;
+		if (spawnreq_int(o, "bufferSize", SPAWNREQ_BUFFER_MIN,
+		    (int64_t)buffer_max, &n, why, whylen) == -1)
 			return (-1);
-		if (rc == 1)
-			r->buffer_size = (size_t)n;
+		r->buffer_size = (size_t)n;
 		return (0);
 	}
 
@@ -331,10 +299,7 @@ spawnreq_fields(const msgpack_object *o, struct spawnreq *r, size_t buffer_max,
 		return (fields_fail(why, whylen, "'timeoutSeconds' must be "
 		    "a number from 0 to 1e9"));
 	if (r->kind == SPAWN_EXEC) {
-		if ((rc = spawnreq_str(o, "stdin", &p, &len, why,
-		    whylen)) == -1)
-			return (-1);
-		if (rc == 1) {
+		if (mpack_get_str(o, "stdin", &p, &len) == 1) {
 			if ((r->stdin_data = malloc(len + 1)) == NULL)
 				return (fields_fail(why, whylen, "out of "
 				    "memory"));

@@ -539,26 +539,12 @@ client_filter(struct lws *wsi, struct http_req *hr)
 	if (client_query(wsi, &q, &why) == -1)
 		goto bad;
 	cl->readonly = q.readonly;
-	if (q.since_set) {
-		cl->since_set = 1;
-		cl->since = q.since;
-	}
-	if (q.cols > 0) {
-		cl->cols = q.cols;
-		cl->want_size |= 1;
-	}
-	if (q.rows > 0) {
-		cl->rows = q.rows;
-		cl->want_size |= 2;
-	}
-	if (cl->want_size != 0 && cl->want_size != 3) {
-		/* One of the two: keep the other as it is. */
-		if (!(cl->want_size & 1))
-			cl->cols = worker->cols;
-		if (!(cl->want_size & 2))
-			cl->rows = worker->rows;
-	}
-	cl->want_size = cl->want_size != 0;
+	cl->since_set = q.since_set;
+	cl->since = q.since;
+	/* One of the two: keep the other as it is. */
+	cl->want_size = q.cols > 0 || q.rows > 0;
+	cl->cols = q.cols > 0 ? q.cols : worker->cols;
+	cl->rows = q.rows > 0 ? q.rows : worker->rows;
 	hr->is_ws = 1;
 	hr->client = cl;
 	return (0);

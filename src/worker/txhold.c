@@ -43,8 +43,9 @@ txhold_rx(struct txhold *h, int allow)
 	    LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 }
 
-static void
-txhold_release(struct txhold *h)
+/* Writeable: what lws held went out, so the peer may be read again. */
+void
+txhold_writeable(struct txhold *h)
 {
 	if (!h->held)
 		return;
@@ -81,12 +82,6 @@ txhold_wrote(struct txhold *h)
 }
 
 /* At the start of a writeable callback: nothing is held any more. */
-void
-txhold_writeable(struct txhold *h)
-{
-	txhold_release(h);
-}
-
 /* The connection is closing: forget it. */
 void
 txhold_forget(struct txhold *h)
@@ -106,7 +101,7 @@ txhold_peek(struct txhold *h)
 	ssize_t	n;
 
 	if (!lws_partial_buffered(h->wsi)) {
-		txhold_release(h);
+		txhold_writeable(h);
 		return;
 	}
 	n = recv(lws_get_socket_fd(h->wsi), &b, 1, MSG_PEEK | MSG_DONTWAIT);

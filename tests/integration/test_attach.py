@@ -367,6 +367,21 @@ class TestAttach(lt.DaemonPerClass):
                 if c is not None:
                     await c.close()
 
+    async def test_attach_gives_one_dimension(self):
+        # An attach that names only cols (or rows) keeps the other.
+        s = self.bash_session(cols=80, rows=24)
+        sid = s["id"]
+        for query, size in (({"cols": 100}, (100, 24)),
+                            ({"rows": 30}, (100, 30))):
+            c = await WSClient.connect(self.d, sid, query=query)
+            try:
+                await c.handshake()
+                self.wait_size(sid, *size)
+                self.assertRegex(self.pty_run(sid, "stty size"),
+                                 rb"(^|\n)%d %d\r?\n" % (size[1], size[0]))
+            finally:
+                await c.close()
+
     # ---- eof closes the child's stdin (pipe mode)
 
     async def test_eof(self):

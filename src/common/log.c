@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,13 +55,18 @@ log_setident(const char *ident)
 	strlcpy(log_ident, ident, sizeof(log_ident));
 }
 
-static void
-log_vwrite(int pri, const char *fmt, va_list ap, int with_errno)
+void
+log_emit(int pri, int with_errno, const char *fmt, ...)
 {
 	char	 msg[1024];
 	int	 saved = errno;
+	va_list	 ap;
 
+	if (pri == LOG_DEBUG && log_level < 1)
+		return;
+	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	if (with_errno) {
 		strlcat(msg, ": ", sizeof(msg));
 		strlcat(msg, strerror(saved), sizeof(msg));
@@ -74,70 +80,6 @@ log_vwrite(int pri, const char *fmt, va_list ap, int with_errno)
 	else
 		syslog(pri, "%s", msg);
 	errno = saved;
-}
-
-void
-log_warn(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	log_vwrite(LOG_WARNING, fmt, ap, 1);
-	va_end(ap);
-}
-
-void
-log_warnx(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	log_vwrite(LOG_WARNING, fmt, ap, 0);
-	va_end(ap);
-}
-
-void
-log_info(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	log_vwrite(LOG_INFO, fmt, ap, 0);
-	va_end(ap);
-}
-
-void
-log_debug(const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (log_level < 1)
-		return;
-	va_start(ap, fmt);
-	log_vwrite(LOG_DEBUG, fmt, ap, 0);
-	va_end(ap);
-}
-
-void
-fatal(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	log_vwrite(LOG_CRIT, fmt, ap, 1);
-	va_end(ap);
-	exit(1);
-}
-
-void
-fatalx(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	log_vwrite(LOG_CRIT, fmt, ap, 0);
-	va_end(ap);
-	exit(1);
 }
 
 static void

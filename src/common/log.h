@@ -8,18 +8,20 @@
 #ifndef LOG_H
 #define LOG_H
 
-#include <stdarg.h>
+#include <stdlib.h>
+#include <syslog.h>
 
 void	log_init(const char *ident, int foreground, int verbose);
 void	log_setident(const char *ident);
-void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
-void	fatal(const char *, ...)
-	    __attribute__((format(printf, 1, 2), noreturn));
-void	fatalx(const char *, ...)
-	    __attribute__((format(printf, 1, 2), noreturn));
+/* One line at syslog priority pri (LOG_DEBUG: only when verbose). */
+void	log_emit(int pri, int with_errno, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+#define log_warn(...)	log_emit(LOG_WARNING, 1, __VA_ARGS__)
+#define log_warnx(...)	log_emit(LOG_WARNING, 0, __VA_ARGS__)
+#define log_info(...)	log_emit(LOG_INFO, 0, __VA_ARGS__)
+#define log_debug(...)	log_emit(LOG_DEBUG, 0, __VA_ARGS__)
+#define fatal(...)	(log_emit(LOG_CRIT, 1, __VA_ARGS__), exit(1))
+#define fatalx(...)	(log_emit(LOG_CRIT, 0, __VA_ARGS__), exit(1))
 
 /* Route libwebsockets' own log lines through this module. */
 void	log_lws_init(void);

@@ -101,10 +101,12 @@ client_queue(struct client *cl, const msgpack_sbuffer *sb)
 	client_wake(cl);
 }
 
+/* An error message for the client (also its wsrx error callback). */
 static void
-client_error(struct client *cl, const char *code, const char *message)
+client_error(void *arg, const char *code, const char *message)
 {
-	msgpack_sbuffer	sb;
+	struct client	*cl = arg;
+	msgpack_sbuffer	 sb;
 
 	msgpack_sbuffer_init(&sb);
 	wsmsg_pack_error(&sb, code, message);
@@ -475,14 +477,8 @@ out:
 	wsmsg_free(&m);
 }
 
-static void
-client_rx_error(void *arg, const char *code, const char *message)
-{
-	client_error(arg, code, message);
-}
-
 static const struct wsrx_ops client_rx_ops = {
-	client_message, client_rx_error
+	client_message, client_error
 };
 
 static int

@@ -325,8 +325,7 @@ session_delete_cb(lws_sorted_usec_list_t *sul)
 		session_delete_done();
 		return;
 	}
-	if ((sig = escalate_due(&worker->ending, lws_now_usecs() /
-	    LWS_US_PER_MS)) != 0)
+	if ((sig = escalate_due(&worker->ending, escalate_now())) != 0)
 		(void)contain_signal_all(&worker->group, worker->pid,
 		    worker->reaped, sig);
 	lws_sul_schedule(worker->ctx, 0, &worker->sul_delete,
@@ -343,7 +342,6 @@ session_delete(struct worker_fd *ctl, int64_t reqid)
 	if (worker->deleting)
 		return;
 	worker->deleting = 1;
-	escalate_start(&worker->ending, session_ending, 0,
-	    lws_now_usecs() / LWS_US_PER_MS);
+	escalate_start(&worker->ending, session_ending, 0, escalate_now());
 	session_delete_cb(NULL);
 }

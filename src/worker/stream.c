@@ -161,7 +161,7 @@ stream_quit(void)
 static void
 stream_kill_cb(lws_sorted_usec_list_t *sul)
 {
-	int64_t	now = lws_now_usecs() / LWS_US_PER_MS;
+	int64_t	now = escalate_now();
 	int	sig;
 
 	if (!contain_alive(&st.group, st.pid))
@@ -179,8 +179,7 @@ stream_terminate(int sig)
 {
 	if (st.pid <= 0)
 		return;
-	escalate_start(&st.ending, stream_ending, sig,
-	    lws_now_usecs() / LWS_US_PER_MS);
+	escalate_start(&st.ending, stream_ending, sig, escalate_now());
 	stream_kill_cb(NULL);
 }
 
@@ -203,8 +202,7 @@ static void
 stream_client_close_cb(lws_sorted_usec_list_t *sul)
 {
 	st.client_late = 1;
-	if (st.ws != NULL)
-		lws_callback_on_writable(st.ws);
+	stream_wake();
 }
 
 static void

@@ -67,12 +67,12 @@ char	*rest_escape(const char *);
 void	 rest_report_noconnect(const struct endpoint *);
 
 /* report.c: what the user reads on stderr */
-void	 report_error(const char *, ...)
-	     __attribute__((format(printf, 1, 2)));
-void	 report_errorx(const char *, ...)
-	     __attribute__((format(printf, 1, 2)));
-void	 report_notice(const char *, ...)
-	     __attribute__((format(printf, 1, 2)));
+void	 report(const char *prefix, int with_errno, const char *, ...)
+	     __attribute__((format(printf, 3, 4)));
+#define report_error(...)	report("lodge: ", 1, __VA_ARGS__)
+#define report_errorx(...)	report("lodge: ", 0, __VA_ARGS__)
+/* A notice in brackets: the caller writes the brackets. */
+#define report_notice(...)	report("", 0, __VA_ARGS__)
 /* An "error" message from lodged, as one line. */
 void	 report_server_error(const msgpack_object *);
 

@@ -15,14 +15,18 @@
 #include "cli.h"
 #include "mpack.h"
 
-static void
-report_write(const char *prefix, const char *fmt, va_list ap, int with_errno)
+/* One line: prefix, the message and, with_errno, errno's text. */
+void
+report(const char *prefix, int with_errno, const char *fmt, ...)
 {
+	va_list	 ap;
 	char	 msg[1024];
 	int	 saved = errno, last;
 	int	 raw = tty_is_raw();
 
+	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	if (with_errno) {
 		strlcat(msg, ": ", sizeof(msg));
 		strlcat(msg, strerror(saved), sizeof(msg));
@@ -35,38 +39,6 @@ report_write(const char *prefix, const char *fmt, va_list ap, int with_errno)
 	fprintf(stderr, "%s%s%s", prefix, msg, raw ? "\r\n" : "\n");
 	fflush(stderr);
 	errno = saved;
-}
-
-/* An error, with errno's text appended. */
-void
-report_error(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	report_write("lodge: ", fmt, ap, 1);
-	va_end(ap);
-}
-
-void
-report_errorx(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	report_write("lodge: ", fmt, ap, 0);
-	va_end(ap);
-}
-
-/* A notice in brackets: the caller writes the brackets. */
-void
-report_notice(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	report_write("", fmt, ap, 0);
-	va_end(ap);
 }
 
 void

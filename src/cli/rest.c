@@ -157,44 +157,29 @@ static int
 rest_send_request(const struct endpoint *ep, int fd, const char *method,
     const char *path, const char *body, size_t len)
 {
-	char	 head[2048], *p = head;
-	size_t	 left = sizeof(head);
+	char	 head[2048], clen[80] = "";
 	int	 n;
 
-	n = snprintf(p, left, "%s %s HTTP/1.1\r\nHost: %s\r\n"
-	    "User-Agent: lodge/%s\r\nConnection: close\r\n", method, path,
-	    ep->unix_path[0] != '\0' ? "localhost" : endpoint_name(ep),
-	    PACKAGE_VERSION);
-	if (n < 0 || (size_t)n >= left)
-		goto toolong;
-	p += n;
-	left -= (size_t)n;
-	if (ep->token[0] != '\0') {
-		n = snprintf(p, left, "Authorization: Bearer %s\r\n",
-		    ep->token);
-		if (n < 0 || (size_t)n >= left)
-			goto toolong;
-		p += n;
-		left -= (size_t)n;
-	}
 	if (body != NULL)
-		n = snprintf(p, left, "Content-Type: application/json\r\n"
-		    "Content-Length: %zu\r\n\r\n", len);
+		snprintf(clen, sizeof(clen), "Content-Type: application/json"
+		    "\r\nContent-Length: %zu\r\n", len);
 	else if (strcmp(method, "GET") != 0)
-		n = snprintf(p, left, "Content-Length: 0\r\n\r\n");
-	else
-		n = snprintf(p, left, "\r\n");
-	if (n < 0 || (size_t)n >= left)
-		goto toolong;
-	p += n;
-	if (rest_write_all(fd, head, (size_t)(p - head), 1) == -1)
+		strlcpy(clen, "Content-Length: 0\r\n", sizeof(clen));
+	n = snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: %s\r\n"
+	    "User-Agent: lodge/%s\r\nConnection: close\r\n%s%s%s%s\r\n",
+	    method, path, ep->unix_path[0] != '\0' ? "localhost" :
+	    endpoint_name(ep), PACKAGE_VERSION, ep->token[0] != '\0' ?
+	    "Authorization: Bearer " : "", ep->token, ep->token[0] != '\0' ?
+	    "\r\n" : "", clen);
+	if (n < 0 || (size_t)n >= sizeof(head)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	if (rest_write_all(fd, head, (size_t)n, 1) == -1)
 		return (-1);
 	if (body != NULL && rest_write_all(fd, body, len, 1) == -1)
 		return (-1);
 	return (0);
-toolong:
-	errno = ENAMETOOLONG;
-	return (-1);
 }
 
 /* The body: kept in r, or written to sink when the reply is 200. */

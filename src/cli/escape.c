@@ -34,9 +34,11 @@ int
 escape_decode(const char *in, char **out, size_t *outlen, char *why,
     size_t whylen)
 {
-	char		*buf, *p;
-	const char	*s;
-	int		 hi, lo;
+	/* The one-letter escapes, and the bytes they stand for. */
+	static const char	 names[] = "nrte\\", bytes[] = "\n\r\t\033\\";
+	char			*buf, *p;
+	const char		*s, *known;
+	int			 hi, lo;
 
 	if ((buf = malloc(strlen(in) + 1)) == NULL) {
 		snprintf(why, whylen, "out of memory");
@@ -47,22 +49,11 @@ escape_decode(const char *in, char **out, size_t *outlen, char *why,
 			*p++ = *s;
 			continue;
 		}
-		switch (*++s) {
-		case 'n':
-			*p++ = '\n';
-			break;
-		case 'r':
-			*p++ = '\r';
-			break;
-		case 't':
-			*p++ = '\t';
-			break;
-		case 'e':
-			*p++ = '\033';
-			break;
-		case '\\':
-			*p++ = '\\';
-			break;
+		if (*++s != '\0' && (known = strchr(names, *s)) != NULL) {
+			*p++ = bytes[known - names];
+			continue;
+		}
+		switch (*s) {
 		case 'x':
 			if ((hi = escape_hex((unsigned char)s[1])) == -1 ||
 			    (lo = escape_hex((unsigned char)s[2])) == -1) {

@@ -389,6 +389,15 @@ class TestCliCommands(CliMixin, DaemonPerClass):
         p = self.lodge("send", "nope", "x")
         self.assertEqual(p.returncode, 1)
         self.assertOneErrorLine(p, "does not exist")
+        for text, why in (("a\\q", "unknown escape \\q (known: \\n \\r "
+                           "\\t \\e \\\\ \\xHH)"),
+                          ("a\\", "a lone backslash at the end (write "
+                           "\\\\ for a backslash)"),
+                          ("\\x4", "\\x needs two hex digits")):
+            p = self.lodge("send", s["id"], text)
+            self.assertEqual(p.returncode, 2, p)
+            self.assertEqual(p.stderr.decode().splitlines()[0],
+                             "lodge: send: " + why)
 
     def test_kill_rm_wait(self):
         a = self.new("--no-pty", "--", "sleep", "100")

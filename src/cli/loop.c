@@ -241,6 +241,7 @@ loop_catch(int signo)
 	return (sigaction(signo, &sa, NULL));
 }
 
+/* The output for fd 1 or 2: adopted by lws, or else broken. */
 static struct loop_out *
 loop_out_get(int target)
 {
@@ -349,23 +350,6 @@ loop_output(int target, const void *data, size_t len)
 	}
 	memcpy(o->buf + o->len, data, len);
 	o->len += len;
-	if (o->lfd.wsi == NULL) {
-		/* Not pollable: a plain blocking write will do. */
-		while (o->off < o->len) {
-			ssize_t n = write(target, o->buf + o->off,
-			    o->len - o->off);
-
-			if (n == -1 && errno == EINTR)
-				continue;
-			if (n == -1) {
-				loop_out_broken(o, errno);
-				return (-1);
-			}
-			o->off += (size_t)n;
-		}
-		o->off = o->len = 0;
-		return (0);
-	}
 	if (loop_out_write(o) == -1)
 		return (-1);
 	if (loop_output_full())

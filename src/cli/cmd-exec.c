@@ -61,7 +61,6 @@ struct cmd_exec {
 	int		 exited;
 	int		 timed_out;
 	double		 timeout;
-	int		 status;
 	int		 signals;
 	int		 said_error;	/* an error message was shown */
 	int		 done;
@@ -99,13 +98,6 @@ cmd_exec_input_eof(void)
 }
 
 static void
-cmd_exec_resize(void)
-{
-	if (cx.tty && cx.local_tty)
-		ws_send_size();
-}
-
-static void
 cmd_exec_signal(int sig)
 {
 	msgpack_sbuffer	 sb;
@@ -113,7 +105,8 @@ cmd_exec_signal(int sig)
 	const char	*name;
 
 	if (sig == SIGWINCH) {
-		cmd_exec_resize();
+		if (cx.tty && cx.local_tty)
+			ws_send_size();
 		return;
 	}
 	if (!cx.started || ++cx.signals >= CMD_EXEC_SIGNALS_MAX) {
@@ -146,7 +139,6 @@ cmd_exec_started(void)
 	cx.started = 1;
 	if (cx.tty && cx.local_tty && tty_raw(STDIN_FILENO, TTY_RAW) == -1) {
 		report_error("cannot set up the terminal");
-		cx.status = CLI_EXIT_FAIL;
 		loop_quit(CLI_EXIT_FAIL);
 		return;
 	}
@@ -159,7 +151,7 @@ cmd_exec_message(const msgpack_object *m)
 {
 	const msgpack_object	*type = mpack_get(m, "type");
 	char			 text[128];
-	int			 b;
+	int			 b, status;
 
 	if (mpack_streq(type, "stdout"))
 		ws_output(m, STDOUT_FILENO);
@@ -169,12 +161,12 @@ cmd_exec_message(const msgpack_object *m)
 		cmd_exec_started();
 	else if (mpack_streq(type, "exit")) {
 		cx.exited = 1;
-		cx.status = view_exit_status(m, text, sizeof(text));
+		status = view_exit_status(m, text, sizeof(text));
 		if (mpack_get_bool(m, "timedOut", &b) == 1 && b) {
 			cx.timed_out = 1;
-			cx.status = CMD_EXEC_TIMEDOUT;
+			status = CMD_EXEC_TIMEDOUT;
 		}
-		loop_quit(cx.status);
+		loop_quit(status);
 	} else if (mpack_streq(type, "error")) {
 		cx.said_error = 1;
 		report_server_error(m);

@@ -27,7 +27,6 @@ struct view {
 	char			 name[80];	/* for the notices */
 	int			 pty;
 	int			 tty;		/* stdin is a terminal */
-	int			 attached;
 	int			 live;
 	int			 exited;
 	char			 status_text[128];
@@ -35,7 +34,6 @@ struct view {
 	int			 failed;
 	int			 said_error;	/* an error message was shown */
 	int			 done;		/* the loop is over */
-	int			 status;
 };
 
 static struct view	view;
@@ -80,21 +78,6 @@ view_send_stdin(const char *p, size_t len)
 }
 
 static void
-view_send_size(void)
-{
-	if (view.o->mode == VIEW_ATTACH && view.pty)
-		ws_send_size();
-}
-
-static void
-view_detach(void)
-{
-	view.detached = 1;
-	loop_pause_input(1);
-	ws_close();
-}
-
-static void
 view_input(const char *p, size_t len)
 {
 	const char	*k = NULL;
@@ -106,23 +89,19 @@ view_input(const char *p, size_t len)
 		k = memchr(p, view.o->detach_key, len);
 	if (k != NULL) {
 		view_send_stdin(p, (size_t)(k - p));
-		view_detach();
+		view.detached = 1;
+		loop_pause_input(1);
+		ws_close();
 		return;
 	}
 	view_send_stdin(p, len);
 }
 
 static void
-view_input_eof(void)
-{
-	/* Input ends, the view goes on until exit or a signal. */
-}
-
-static void
 view_signal(int sig)
 {
-	if (sig == SIGWINCH)
-		view_send_size();
+	if (sig == SIGWINCH && view.o->mode == VIEW_ATTACH && view.pty)
+		ws_send_size();
 }
 
 static void
@@ -133,7 +112,6 @@ view_attached(const msgpack_object *m)
 	size_t			 len;
 	int			 b;
 
-	view.attached = 1;
 	if (mpack_get_str(s, "name", &p, &len) == 1 ||
 	    mpack_get_str(s, "id", &p, &len) == 1)
 		snprintf(view.name, sizeof(view.name), "%.*s", (int)len, p);
@@ -185,9 +163,8 @@ view_message(const msgpack_object *m)
 			    (long long)(to - from));
 	} else if (mpack_streq(type, "exit")) {
 		view.exited = 1;
-		view.status = view_exit_status(m, view.status_text,
-		    sizeof(view.status_text));
-		loop_quit(view.status);
+		loop_quit(view_exit_status(m, view.status_text,
+		    sizeof(view.status_text)));
 	} else if (mpack_streq(type, "error")) {
 		view.said_error = 1;
 		report_server_error(m);
@@ -218,8 +195,9 @@ view_closed(int code, const char *why)
 	loop_quit(CLI_EXIT_FAIL);
 }
 
+/* When input ends the view goes on, until exit or a signal. */
 static const struct loop_ops view_loop_ops = {
-	view_input, view_input_eof, view_signal
+	view_input, NULL, view_signal
 };
 
 static const struct ws_ops view_ws_ops = {

@@ -156,15 +156,9 @@ enum view_mode {
 	VIEW_WAIT,		/* wait: nothing shown */
 };
 
-struct view_opts {
-	enum view_mode	 mode;
-	int		 detach_key;	/* -1: none */
-	int		 since_set;
-	uint64_t	 since;
-};
-
-int	 view_run(const struct target *, const char *ref,
-	     const struct view_opts *);
+/* detach_key -1: none; since NULL: from the oldest byte held */
+int	 view_run(const struct target *, const char *ref, enum view_mode,
+	     int detach_key, const uint64_t *since);
 int	 view_exit_status(const msgpack_object *, char *, size_t);
 
 /* cmd.c: the command table, usage and help */

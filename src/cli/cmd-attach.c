@@ -5,7 +5,6 @@
  * does not answer (target.c); the stream itself is view.c's.
  */
 #include <getopt.h>
-#include <string.h>
 
 #include "cli.h"
 
@@ -37,16 +36,13 @@ int
 cmd_attach_ref(const struct endpoint *ep, const char *ref, int readonly,
     int detach_key)
 {
-	struct target		t;
-	struct view_opts	o;
-	int			rc;
+	struct target	t;
+	int		rc;
 
 	if (target_find(ep, ref, &t) == -1)
 		return (CLI_EXIT_FAIL);
-	memset(&o, 0, sizeof(o));
-	o.mode = readonly ? VIEW_READONLY : VIEW_ATTACH;
-	o.detach_key = detach_key;
-	rc = view_run(&t, ref, &o);
+	rc = view_run(&t, ref, readonly ? VIEW_READONLY : VIEW_ATTACH,
+	    detach_key, NULL);
 	target_free(&t);
 	return (rc);
 }

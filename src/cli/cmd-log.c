@@ -41,7 +41,6 @@ static int
 cmd_log_exec(const struct endpoint *ep, int argc, char **argv)
 {
 	struct target		 t;
-	struct view_opts	 o;
 	struct rest_reply	 r;
 	const char		*ref;
 	char			*path, *end, suffix[48];
@@ -100,12 +99,7 @@ cmd_log_exec(const struct endpoint *ep, int argc, char **argv)
 		report_errorx("lodged did not say where the log ends");
 		goto out;
 	}
-	memset(&o, 0, sizeof(o));
-	o.mode = VIEW_FOLLOW;
-	o.detach_key = -1;
-	o.since_set = 1;
-	o.since = r.log_end;
-	rc = view_run(&t, ref, &o);
+	rc = view_run(&t, ref, VIEW_FOLLOW, -1, &r.log_end);
 out:
 	target_free(&t);
 	return (rc);

@@ -43,7 +43,7 @@ static int
 cmd_wait_exec(const struct endpoint *ep, int argc, char **argv)
 {
 	struct target		 t;
-	struct view_opts	 o;
+	uint64_t		 since = CMD_WAIT_END;
 	const char		*state;
 	json_t			*out;
 	int			 rc;
@@ -54,11 +54,6 @@ cmd_wait_exec(const struct endpoint *ep, int argc, char **argv)
 		return (cmd_usage_error(&cmd_wait_entry, "give one session"));
 	if (target_find(ep, argv[optind], &t) == -1)
 		return (CLI_EXIT_FAIL);
-	memset(&o, 0, sizeof(o));
-	o.mode = VIEW_WAIT;
-	o.detach_key = -1;
-	o.since_set = 1;
-	o.since = CMD_WAIT_END;
 	if (t.session != NULL) {
 		state = json_string_value(json_object_get(t.session, "state"));
 		if (state != NULL && strcmp(state, "exited") == 0) {
@@ -68,9 +63,9 @@ cmd_wait_exec(const struct endpoint *ep, int argc, char **argv)
 		}
 		out = json_object_get(t.session, "outputBytes");
 		if (json_is_integer(out))
-			o.since = (uint64_t)json_integer_value(out);
+			since = (uint64_t)json_integer_value(out);
 	}
-	rc = view_run(&t, argv[optind], &o);
+	rc = view_run(&t, argv[optind], VIEW_WAIT, -1, &since);
 	target_free(&t);
 	return (rc);
 }

@@ -22,7 +22,8 @@
 #include "signame.h"
 
 struct view {
-	const struct view_opts	*o;
+	enum view_mode		 mode;
+	int			 detach_key;
 	const char		*ref;
 	char			 name[80];	/* for the notices */
 	int			 pty;
@@ -67,13 +68,13 @@ view_exit_status(const msgpack_object *m, char *text, size_t len)
 static int
 view_interactive(void)
 {
-	return (view.o->mode == VIEW_ATTACH || view.o->mode == VIEW_READONLY);
+	return (view.mode == VIEW_ATTACH || view.mode == VIEW_READONLY);
 }
 
 static void
 view_send_stdin(const char *p, size_t len)
 {
-	if (len > 0 && view.o->mode == VIEW_ATTACH)
+	if (len > 0 && view.mode == VIEW_ATTACH)
 		ws_send_stdin(p, len);
 }
 
@@ -85,8 +86,8 @@ view_input(const char *p, size_t len)
 	/* Before "live" it is the terminal answering the replay. */
 	if (!view.live || view.detached || view.exited)
 		return;
-	if (view.o->detach_key >= 0)
-		k = memchr(p, view.o->detach_key, len);
+	if (view.detach_key >= 0)
+		k = memchr(p, view.detach_key, len);
 	if (k != NULL) {
 		view_send_stdin(p, (size_t)(k - p));
 		view.detached = 1;
@@ -100,7 +101,7 @@ view_input(const char *p, size_t len)
 static void
 view_signal(int sig)
 {
-	if (sig == SIGWINCH && view.o->mode == VIEW_ATTACH && view.pty)
+	if (sig == SIGWINCH && view.mode == VIEW_ATTACH && view.pty)
 		ws_send_size();
 }
 
@@ -136,9 +137,9 @@ view_attached(const msgpack_object *m)
 static void
 view_output(const msgpack_object *m, int fd)
 {
-	if (view.o->mode == VIEW_FOLLOW)
+	if (view.mode == VIEW_FOLLOW)
 		fd = STDOUT_FILENO;
-	ws_output(m, view.o->mode == VIEW_WAIT ? -1 : fd);
+	ws_output(m, view.mode == VIEW_WAIT ? -1 : fd);
 }
 
 static void
@@ -156,7 +157,7 @@ view_message(const msgpack_object *m)
 	else if (mpack_streq(type, "live"))
 		view.live = 1;
 	else if (mpack_streq(type, "gap")) {
-		if (view.o->mode == VIEW_FOLLOW &&
+		if (view.mode == VIEW_FOLLOW &&
 		    mpack_get_int(m, "from", 0, INT64_MAX, &from) == 1 &&
 		    mpack_get_int(m, "to", 0, INT64_MAX, &to) == 1)
 			report_notice("[%lld bytes of output were lost]",
@@ -205,7 +206,7 @@ static const struct ws_ops view_ws_ops = {
 };
 
 static char *
-view_request(const char *ref, const struct view_opts *o)
+view_request(const char *ref, const uint64_t *since)
 {
 	char	*base, *path, query[128] = "";
 	size_t	 n = 0;
@@ -213,16 +214,16 @@ view_request(const char *ref, const struct view_opts *o)
 
 	if ((base = target_path(ref, "/attach")) == NULL)
 		return (NULL);
-	if (o->mode == VIEW_ATTACH && view.tty &&
+	if (view.mode == VIEW_ATTACH && view.tty &&
 	    tty_size(STDIN_FILENO, &cols, &rows) == 0)
 		n += (size_t)snprintf(query + n, sizeof(query) - n,
 		    "&cols=%d&rows=%d", cols, rows);
-	if (o->mode != VIEW_ATTACH)
+	if (view.mode != VIEW_ATTACH)
 		n += (size_t)snprintf(query + n, sizeof(query) - n,
 		    "&readOnly=1");
-	if (o->since_set)
+	if (since != NULL)
 		snprintf(query + n, sizeof(query) - n, "&since=%llu",
-		    (unsigned long long)o->since);
+		    (unsigned long long)*since);
 	if (asprintf(&path, "%s%s%s", base, query[0] != '\0' ? "?" : "",
 	    query[0] != '\0' ? query + 1 : "") == -1) {
 		report_error("asprintf");
@@ -234,24 +235,26 @@ view_request(const char *ref, const struct view_opts *o)
 
 /* Run the stream; the exit status of lodge. */
 int
-view_run(const struct target *t, const char *ref, const struct view_opts *o)
+view_run(const struct target *t, const char *ref, enum view_mode mode,
+    int detach_key, const uint64_t *since)
 {
 	char	*path;
 	int	 status;
 
 	memset(&view, 0, sizeof(view));
-	view.o = o;
+	view.mode = mode;
+	view.detach_key = detach_key;
 	view.ref = ref;
 	strlcpy(view.name, ref, sizeof(view.name));
 	view.tty = isatty(STDIN_FILENO);
 	tty_exit_on_signals();
 	if (loop_init(&view_loop_ops) == -1)
 		return (CLI_EXIT_FAIL);
-	if ((path = view_request(ref, o)) == NULL) {
+	if ((path = view_request(ref, since)) == NULL) {
 		loop_free();
 		return (CLI_EXIT_FAIL);
 	}
-	if (o->mode == VIEW_ATTACH && view.tty && loop_catch(SIGWINCH) == -1) {
+	if (mode == VIEW_ATTACH && view.tty && loop_catch(SIGWINCH) == -1) {
 		free(path);
 		loop_free();
 		return (CLI_EXIT_FAIL);
@@ -267,7 +270,7 @@ view_run(const struct target *t, const char *ref, const struct view_opts *o)
 	else if (view.exited && view_interactive())
 		report_notice("[%s]", view.status_text);
 	loop_free();
-	if (o->mode == VIEW_FOLLOW && view.exited)
+	if (mode == VIEW_FOLLOW && view.exited)
 		return (0);
 	return (status);
 }

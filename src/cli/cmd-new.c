@@ -73,7 +73,6 @@ cmd_new_exec(const struct endpoint *ep, int argc, char **argv)
 	json_t			*req, *env, *args, *s = NULL;
 	const char		*dir = NULL, *user = NULL, *name = NULL;
 	const char		*id, *term;
-	char			*ref = NULL;
 	int			 ch, pty = 1, attach = 0, cols = 0, rows = 0;
 	int			 rc = CLI_EXIT_FAIL, i;
 
@@ -169,17 +168,8 @@ cmd_new_exec(const struct endpoint *ep, int argc, char **argv)
 		rc = fflush(stdout) == 0 ? 0 : CLI_EXIT_FAIL;
 		goto out;
 	}
-	if ((ref = strdup(id)) == NULL) {
-		report_error("strdup");
-		goto out;
-	}
-	json_decref(s);
-	s = NULL;
-	json_decref(req);
-	req = NULL;
-	rc = cmd_attach_ref(ep, ref, 0, 0x1c);
+	rc = cmd_attach_ref(ep, id, 0, 0x1c);
 out:
-	free(ref);
 	json_decref(s);
 	json_decref(env);
 	json_decref(req);

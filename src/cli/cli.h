@@ -121,6 +121,7 @@ int	 ws_send(const msgpack_sbuffer *);
 int	 ws_send_full(void);
 void	 ws_send_stdin(const char *, size_t);
 void	 ws_send_size(void);	/* our terminal's, as a resize */
+void	 ws_send_json(json_t *);
 void	 ws_output(const msgpack_object *, int fd);
 void	 ws_pause(int);
 void	 ws_close(void);

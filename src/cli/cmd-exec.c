@@ -69,20 +69,6 @@ struct cmd_exec {
 static struct cmd_exec	cx;
 
 static void
-cmd_exec_send_simple(const char *type)
-{
-	msgpack_sbuffer	sb;
-	msgpack_packer	pk;
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 1);
-	mpack_kv_str(&pk, "type", type);
-	(void)ws_send(&sb);
-	msgpack_sbuffer_destroy(&sb);
-}
-
-static void
 cmd_exec_input(const char *p, size_t len)
 {
 	if (!cx.exited)
@@ -94,14 +80,12 @@ cmd_exec_input_eof(void)
 {
 	/* A terminal has no end of input to pass on: it stays open. */
 	if (!cx.tty && !cx.exited)
-		cmd_exec_send_simple("eof");
+		ws_send_json(json_pack("{s:s}", "type", "eof"));
 }
 
 static void
 cmd_exec_signal(int sig)
 {
-	msgpack_sbuffer	 sb;
-	msgpack_packer	 pk;
 	const char	*name;
 
 	if (sig == SIGWINCH) {
@@ -114,17 +98,12 @@ cmd_exec_signal(int sig)
 		loop_quit(128 + sig);
 		return;
 	}
-	name = signame_name(sig);
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 2);
-	mpack_kv_str(&pk, "type", "signal");
-	if (name != NULL)
-		mpack_kv_str(&pk, "signal", name);
+	if ((name = signame_name(sig)) != NULL)
+		ws_send_json(json_pack("{s:s,s:s}", "type", "signal", "signal",
+		    name));
 	else
-		mpack_kv_int(&pk, "signal", sig);
-	(void)ws_send(&sb);
-	msgpack_sbuffer_destroy(&sb);
+		ws_send_json(json_pack("{s:s,s:i}", "type", "signal", "signal",
+		    sig));
 }
 
 static void

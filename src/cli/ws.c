@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "jsonmp.h"
 #include "mpack.h"
 
 #define WS_QUEUE_HIGH	(256 * 1024)
@@ -181,20 +182,26 @@ ws_send_stdin(const char *p, size_t len)
 void
 ws_send_size(void)
 {
+	int	cols, rows;
+
+	if (tty_size(STDIN_FILENO, &cols, &rows) == 0)
+		ws_send_json(json_pack("{s:s,s:i,s:i}", "type", "resize",
+		    "cols", cols, "rows", rows));
+}
+
+/* Send a message built as JSON (which holds no bin values), and free it. */
+void
+ws_send_json(json_t *j)
+{
 	msgpack_sbuffer	sb;
 	msgpack_packer	pk;
-	int		cols, rows;
 
-	if (tty_size(STDIN_FILENO, &cols, &rows) == -1)
-		return;
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 3);
-	mpack_kv_str(&pk, "type", "resize");
-	mpack_kv_int(&pk, "cols", cols);
-	mpack_kv_int(&pk, "rows", rows);
-	(void)ws_send(&sb);
+	if (j != NULL && jsonmp_pack(&pk, j) == 0)
+		(void)ws_send(&sb);
 	msgpack_sbuffer_destroy(&sb);
+	json_decref(j);
 }
 
 /* The data of an output message, to fd (-1: nowhere). */

@@ -246,13 +246,6 @@ auth_check(const struct httphead *h)
 	return (token_equal(v, len, front->token, front->token_len));
 }
 
-/* 1 when requests on this listener need no token: --no-auth on TCP. */
-static int
-auth_tokenless(const struct listener *l)
-{
-	return (!l->is_unix && front->conf.no_auth);
-}
-
 /* The host part of a Host field or listener spec (no port, no brackets). */
 static int
 auth_host_part(const char *v, char *out, size_t outlen)
@@ -354,7 +347,7 @@ auth_body_type_allowed(const struct listener *l, const struct httphead *h)
 	const char	*v;
 	size_t		 n = strlen("application/json");
 
-	if (!auth_tokenless(l))
+	if (l->is_unix || !front->conf.no_auth)
 		return (1);
 	if (strcmp(h->method, "POST") != 0 && h->content_length <= 0 &&
 	    !h->chunked)

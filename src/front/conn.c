@@ -153,12 +153,8 @@ conn_new(int fd, struct listener *l)
 	    &len) == 0)
 		c->peer_pid = cred.pid;
 	if ((c->buf = malloc(front->conf.max_head + 1)) == NULL ||
-	    (c->peer = peer_hold(&k)) == NULL) {
-		free(c->buf);
-		free(c);
-		return (NULL);
-	}
-	if ((c->wsi = front_adopt(fd, &c->ffd)) == NULL) {
+	    (c->peer = peer_hold(&k)) == NULL ||
+	    (c->wsi = front_adopt(fd, &c->ffd)) == NULL) {
 		peer_release(c->peer);
 		free(c->buf);
 		free(c);
@@ -454,11 +450,8 @@ conn_pass(struct conn *c, struct session *s)
 	msgpack_packer	*pk;
 	char		*head;
 	size_t		 hlen = 0, hmax;
-	int		 fd, one = 1, rc, legacy;
+	int		 fd, rc, legacy;
 
-	if (c->lowat)
-		(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &one,
-		    sizeof(one));
 	/* A worker from before versions reads the head from the socket. */
 	legacy = s != NULL && s->proto < 1;
 	hmax = c->head_len + 2 * HTTPHEAD_MAX_HEADERS + 64;
@@ -500,8 +493,7 @@ conn_pass(struct conn *c, struct session *s)
 	metrics_count(s == NULL ? M_EXEC_STREAMS_STARTED :
 	    c->route == ROUTE_SESSION_LOG ? M_LOGS : M_ATTACHES);
 	lws_rx_flow_control(c->wsi, 0);
-	c->closed = 1;
-	lws_set_timeout(c->wsi, 1, LWS_TO_KILL_ASYNC);
+	conn_close(c);
 	return (0);
 }
 

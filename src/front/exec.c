@@ -226,7 +226,6 @@ exec_exited(void *arg, const msgpack_object *o, int *fds)
 	struct conn_source	 src;
 	struct reply		 r;
 	struct timespec		 t1;
-	const msgpack_object	*v;
 	const char		*sig;
 	double			 ms;
 	int64_t			 st = 0;
@@ -239,12 +238,8 @@ exec_exited(void *arg, const msgpack_object *o, int *fds)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	exec_output(arg, o, fds);
 	(void)mpack_get_int(o, "status", INT32_MIN, INT32_MAX, &st);
-	if ((v = mpack_get(o, "timedOut")) != NULL &&
-	    v->type == MSGPACK_OBJECT_BOOLEAN)
-		timed_out = v->via.boolean;
-	if ((v = mpack_get(o, "truncated")) != NULL &&
-	    v->type == MSGPACK_OBJECT_BOOLEAN)
-		truncated = v->via.boolean;
+	(void)mpack_get_bool(o, "timedOut", &timed_out);
+	(void)mpack_get_bool(o, "truncated", &truncated);
 	if ((c = e->conn) == NULL) {
 		exec_free(e);
 		return;

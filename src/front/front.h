@@ -349,7 +349,6 @@ int	registry_answers(struct session *);
 int	registry_all(struct session **, int max);
 int	registry_handoff_check(struct session *, char *why, size_t);
 void	registry_unanswered(struct session *, char *why, size_t);
-void	registry_handoff_sent(struct session *);
 void	registry_expect(struct session *, struct conn *, int ms);
 void	registry_delete(struct session *, struct conn *);
 void	registry_kill(struct session *);

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,20 +64,18 @@ usage(int status)
 	exit(status);
 }
 
-static long long
-parse_number(const char *opt, const char *s, long long min, long long max)
+/* An option refused: why, on stderr, and exit status 2. */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+bad_option(const char *fmt, ...)
 {
-	char		*end;
-	long long	 n;
+	va_list	ap;
 
-	errno = 0;
-	n = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || end == s || n < min || n > max) {
-		fprintf(stderr, "lodged: %s must be a number from %lld to "
-		    "%lld\n", opt, min, max);
-		exit(2);
-	}
-	return (n);
+	fputs("lodged: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
 }
 
 /* The options that take a number: where it goes, its bounds. */
@@ -112,11 +111,15 @@ static void
 front_set_number(struct front_config *conf, const struct front_number *n,
     const char *arg)
 {
-	char		 opt[64];
+	char		*end;
 	long long	 v;
 
-	snprintf(opt, sizeof(opt), "--%s", n->name);
-	v = parse_number(opt, arg, n->min, n->max);
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno != 0 || *end != '\0' || end == arg || v < n->min ||
+	    v > n->max)
+		bad_option("--%s must be a number from %lld to %lld", n->name,
+		    n->min, n->max);
 	if (n->size == sizeof(int))
 		*(int *)((char *)conf + n->off) = (int)v;
 	else
@@ -190,19 +193,15 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	while ((ch = getopt_long(argc, argv, "fhvV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_LISTEN:
-			if (conf->nlisten == FRONT_LISTEN_MAX) {
-				fprintf(stderr, "lodged: too many --listen\n");
-				exit(2);
-			}
+			if (conf->nlisten == FRONT_LISTEN_MAX)
+				bad_option("too many --listen");
 			strlcpy(conf->listen[conf->nlisten++], optarg,
 			    sizeof(conf->listen[0]));
 			break;
 		case O_RUNDIR:
-			if (optarg[0] != '/' || strlen(optarg) > 200) {
-				fprintf(stderr, "lodged: --runtime-dir must be "
-				    "an absolute path of at most 200 bytes\n");
-				exit(2);
-			}
+			if (optarg[0] != '/' || strlen(optarg) > 200)
+				bad_option("--runtime-dir must be an absolute "
+				    "path of at most 200 bytes");
 			strlcpy(conf->rundir, optarg, sizeof(conf->rundir));
 			break;
 		case O_TOKEN:
@@ -222,29 +221,21 @@ parse_options(int argc, char **argv, struct front_config *conf)
 		case O_SOCKGRP:
 			if (strlcpy(conf->socket_group, optarg,
 			    sizeof(conf->socket_group)) >=
-			    sizeof(conf->socket_group)) {
-				fprintf(stderr, "lodged: --socket-group: name "
-				    "too long\n");
-				exit(2);
-			}
+			    sizeof(conf->socket_group))
+				bad_option("--socket-group: name too long");
 			break;
 		case O_ORIGIN:
-			if (conf->norigins == FRONT_LISTEN_MAX) {
-				fprintf(stderr, "lodged: too many "
-				    "--allow-origin\n");
-				exit(2);
-			}
+			if (conf->norigins == FRONT_LISTEN_MAX)
+				bad_option("too many --allow-origin");
 			strlcpy(conf->origins[conf->norigins++], optarg,
 			    sizeof(conf->origins[0]));
 			break;
 		case O_HOST:
 			if (conf->nhosts == FRONT_LISTEN_MAX ||
-			    optarg[0] == '\0' || strlen(optarg) >= sizeof(conf->hosts[0])) {
-				fprintf(stderr, "lodged: --allow-host takes a "
-				    "name (no port), at most %d times\n",
-				    FRONT_LISTEN_MAX);
-				exit(2);
-			}
+			    optarg[0] == '\0' ||
+			    strlen(optarg) >= sizeof(conf->hosts[0]))
+				bad_option("--allow-host takes a name (no "
+				    "port), at most %d times", FRONT_LISTEN_MAX);
 			strlcpy(conf->hosts[conf->nhosts++], optarg,
 			    sizeof(conf->hosts[0]));
 			break;
@@ -253,12 +244,9 @@ parse_options(int argc, char **argv, struct front_config *conf)
 			break;
 		case O_WEBROOT:
 			if (optarg[0] == '\0' || strlcpy(conf->web_root, optarg,
-			    sizeof(conf->web_root)) >= sizeof(conf->web_root)) {
-				fprintf(stderr, "lodged: --web-root: a directory "
-				    "of at most %zu bytes\n",
-				    sizeof(conf->web_root) - 1);
-				exit(2);
-			}
+			    sizeof(conf->web_root)) >= sizeof(conf->web_root))
+				bad_option("--web-root: a directory of at most "
+				    "%zu bytes", sizeof(conf->web_root) - 1);
 			break;
 		case O_NOWEB:
 			conf->no_web = 1;
@@ -279,11 +267,9 @@ parse_options(int argc, char **argv, struct front_config *conf)
 	}
 	if (optind != argc)
 		usage(2);
-	if (conf->exec_memory / 2 < conf->max_output) {
-		fprintf(stderr, "lodged: --exec-memory must hold twice "
-		    "--max-output-bytes (%zu bytes)\n", conf->max_output * 2);
-		exit(2);
-	}
+	if (conf->exec_memory / 2 < conf->max_output)
+		bad_option("--exec-memory must hold twice --max-output-bytes "
+		    "(%zu bytes)", conf->max_output * 2);
 	if (conf->nlisten == 0)
 		strlcpy(conf->listen[conf->nlisten++], "127.0.0.1:5634",
 		    sizeof(conf->listen[0]));
@@ -339,19 +325,15 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 static void
 front_signal(int sig)
 {
-	if (front != NULL && sig == SIGHUP) {
-		front->reload = 1;
-		if (front->ctx != NULL)
-			lws_cancel_service(front->ctx);
+	if (front == NULL)
 		return;
-	}
-	if (front != NULL) {
+	if (sig == SIGHUP)
+		front->reload = 1;
+	else
 		front->quit = 1;
-		if (front->ctx != NULL)
-			lws_cancel_service(front->ctx);
-	}
+	if (front->ctx != NULL)
+		lws_cancel_service(front->ctx);
 }
-
 
 /*
  * lodged-worker lives beside lodged in a build tree, and in libexecdir

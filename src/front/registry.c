@@ -346,13 +346,8 @@ registry_add(const char *id, const char *name, int fd)
 	s->acks = 1;		/* a worker of our own template */
 	s->proto = PROTO_VERSION;
 	if (registry_attach(s, fd) == -1) {
-		s->gone = 1;
-		RB_REMOVE(session_ids, &sessions_by_id, s);
-		if (s->named)
-			RB_REMOVE(session_names, &sessions_by_name, s);
-		registry_nsessions--;
 		s->ctl.fd = -1;		/* the caller closes fd */
-		registry_free(s);
+		registry_remove(s);
 		return (NULL);
 	}
 	return (s);
@@ -709,10 +704,8 @@ registry_hello_done(struct session *s, const msgpack_object *o)
 		link_close(s->link);
 		return;
 	}
-	if ((v = mpack_get(obj, "name")) != NULL &&
-	    v->type == MSGPACK_OBJECT_STR &&
-	    mpack_strcpy(v, name, sizeof(name)) == 0 && !s->named &&
-	    name[0] != '\0') {
+	if (mpack_strcpy(mpack_get(obj, "name"), name, sizeof(name)) == 0 &&
+	    !s->named && name[0] != '\0') {
 		if (registry_name_taken(name))
 			log_warnx("session %s: its name '%s' is taken", s->id,
 			    name);
@@ -742,9 +735,7 @@ registry_hello_done(struct session *s, const msgpack_object *o)
 		    "speaks control protocol %d: it is handed connections "
 		    "with their head, token included, in the socket", s->id,
 		    s->proto);
-	if ((v = mpack_get(o, "adoptAcks")) != NULL &&
-	    v->type == MSGPACK_OBJECT_BOOLEAN)
-		s->acks = v->via.boolean;
+	(void)mpack_get_bool(o, "adoptAcks", &s->acks);
 	if (!s->ready)
 		log_info("session %s%s%s: found", s->id, s->named ? " " : "",
 		    s->name);
@@ -881,6 +872,23 @@ registry_park(struct session *s, struct conn *c)
 	LIST_INSERT_HEAD(&s->waiters, c, wait_entry);
 }
 
+/* A descriptor went to s's worker: it must take it in time. */
+static void
+registry_handoff_sent(struct session *s)
+{
+	int	i;
+
+	if (!s->acks || s->handoffs == REGISTRY_HANDOFF_MAX)
+		return;
+	i = (s->handoff_first + s->handoffs) % REGISTRY_HANDOFF_MAX;
+	s->handoff_at[i] = lws_now_usecs();
+	s->handoffs++;
+	registry_nhandoffs++;
+	if (s->handoffs == 1)
+		lws_sul_schedule(front->ctx, 0, &s->sul_handoff,
+		    registry_handoff_cb, REGISTRY_TIMEOUT_MS * LWS_US_PER_MS);
+}
+
 int
 registry_request(struct session *s, struct conn *c, struct proto_out *m,
     int fd)
@@ -990,23 +998,6 @@ registry_handoff_check(struct session *s, char *why, size_t len)
 	else
 		return (0);
 	return (-1);
-}
-
-/* A descriptor went to s's worker: it must take it in time. */
-void
-registry_handoff_sent(struct session *s)
-{
-	int	i;
-
-	if (!s->acks || s->handoffs == REGISTRY_HANDOFF_MAX)
-		return;
-	i = (s->handoff_first + s->handoffs) % REGISTRY_HANDOFF_MAX;
-	s->handoff_at[i] = lws_now_usecs();
-	s->handoffs++;
-	registry_nhandoffs++;
-	if (s->handoffs == 1)
-		lws_sul_schedule(front->ctx, 0, &s->sul_handoff,
-		    registry_handoff_cb, REGISTRY_TIMEOUT_MS * LWS_US_PER_MS);
 }
 
 static void
@@ -1233,11 +1224,6 @@ registry_writeable(struct session *s)
 }
 
 /*
- * The link to the worker closed.  A session removed, or one whose worker
- * is gone, is forgotten; a worker still running (its link dropped, its
- * exit under way) is watched and linked to again.
- */
-/*
  * The front leaves: close every link, on the loop's next turns, while the
  * lws context the sessions' timers are on still exists.  The number of
  * links still open.
@@ -1256,6 +1242,11 @@ registry_close_links(void)
 	return (n);
 }
 
+/*
+ * The link to the worker closed.  A session removed, or one whose worker
+ * is gone, is forgotten; a worker still running (its link dropped, its
+ * exit under way) is watched and linked to again.
+ */
 void
 registry_closed(struct session *s)
 {
@@ -1270,11 +1261,7 @@ registry_closed(struct session *s)
 	lws_sul_cancel(&s->sul_handoff);
 	s->hello_id = s->probe_id = 0;
 	if (s->gone) {
-		if (!front->quit) {
-			registry_unlink_socket(s->id);
-			record_remove(s->id);
-		}
-		registry_answer_gone(s);
+		registry_finish(s);	/* forgotten already: files, waiters */
 		registry_free(s);
 		return;
 	}

@@ -241,7 +241,7 @@ static void	registry_link_cb(lws_sorted_usec_list_t *);
 static void	registry_kill_cb(lws_sorted_usec_list_t *);
 static void	registry_finish(struct session *);
 static void	registry_answer_gone(struct session *);
-static void	registry_answer_delete(struct session *, int status,
+static void	registry_answer(struct session *, enum httphead_route,
 		    const char *why);
 
 /*
@@ -620,20 +620,25 @@ registry_answer_gone(struct session *s)
 	}
 }
 
-/* Answer the DELETE calls waiting on s (and only those). */
+/*
+ * Answer the calls waiting on s on route (ROUTE_NONE: on any route but
+ * wait and delete), with 503 and why, or with the session if why is NULL.
+ */
 static void
-registry_answer_delete(struct session *s, int status, const char *why)
+registry_answer(struct session *s, enum httphead_route route,
+    const char *why)
 {
 	struct conn	*c, *next;
 	struct reply	 r;
 
 	for (c = LIST_FIRST(&s->waiters); c != NULL; c = next) {
 		next = LIST_NEXT(c, wait_entry);
-		if (c->route != ROUTE_SESSION_DELETE)
+		if (route == ROUTE_NONE ? c->route == ROUTE_SESSION_WAIT ||
+		    c->route == ROUTE_SESSION_DELETE : c->route != route)
 			continue;
 		registry_cancel(c);
-		conn_reply(c, reply_error(&r, status, "unavailable", "%s",
-		    why));
+		conn_reply(c, why == NULL ? reply_session(&r, s) :
+		    reply_error(&r, 503, "unavailable", "%s", why));
 	}
 }
 
@@ -651,8 +656,6 @@ registry_unlink_socket(const char *id)
 static void
 registry_update(struct session *s, const msgpack_object *obj)
 {
-	struct conn	*c, *next;
-	struct reply	 r;
 	json_t		*j;
 	int64_t		 size;
 
@@ -667,15 +670,8 @@ registry_update(struct session *s, const msgpack_object *obj)
 	if (s->ready && s->delete_id == 0 &&
 	    strcmp(s->state, s->recorded) != 0)
 		record_write(s);
-	if (strcmp(s->state, "exited") != 0)
-		return;
-	for (c = LIST_FIRST(&s->waiters); c != NULL; c = next) {
-		next = LIST_NEXT(c, wait_entry);
-		if (c->route == ROUTE_SESSION_WAIT) {
-			registry_cancel(c);
-			conn_reply(c, reply_session(&r, s));
-		}
-	}
+	if (strcmp(s->state, "exited") == 0)
+		registry_answer(s, ROUTE_SESSION_WAIT, NULL);
 }
 
 static void
@@ -1024,8 +1020,8 @@ registry_kill(struct session *s)
 		registry_finish(s);
 		return;
 	case -1:
-		registry_answer_delete(s, 503, "session worker is not "
-		    "responding, and its pid is unknown");
+		registry_answer(s, ROUTE_SESSION_DELETE, "session worker is "
+		    "not responding, and its pid is unknown");
 		log_warnx("session %s: its worker is not responding and its "
 		    "pid is unknown", s->id);
 		return;
@@ -1063,8 +1059,9 @@ registry_kill_cb(lws_sorted_usec_list_t *sul)
 		if (s->kill_stage > 2 + 250) {	/* 5 s after SIGKILL */
 			log_warnx("session %s: its worker does not exit",
 			    s->id);
-			registry_answer_delete(s, 503, "session worker is not "
-			    "responding, and did not exit on SIGKILL");
+			registry_answer(s, ROUTE_SESSION_DELETE, "session "
+			    "worker is not responding, and did not exit on "
+			    "SIGKILL");
 			s->kill_stage = 0;
 			return;
 		}
@@ -1250,8 +1247,7 @@ registry_close_links(void)
 void
 registry_closed(struct session *s)
 {
-	struct conn	*c, *next;
-	struct reply	 r;
+	struct conn	*c;
 
 	s->link = NULL;
 	s->ctl.fd = -1;		/* link.c closed it */
@@ -1270,15 +1266,7 @@ registry_closed(struct session *s)
 		registry_finish(s);
 		return;
 	}
-	for (c = LIST_FIRST(&s->waiters); c != NULL; c = next) {
-		next = LIST_NEXT(c, wait_entry);
-		if (c->route == ROUTE_SESSION_WAIT ||
-		    c->route == ROUTE_SESSION_DELETE)
-			continue;
-		registry_cancel(c);
-		conn_reply(c, reply_error(&r, 503, "unavailable",
-		    "session worker is not responding"));
-	}
+	registry_answer(s, ROUTE_NONE, "session worker is not responding");
 	LIST_FOREACH(c, &s->waiters, wait_entry)
 		if (c->route == ROUTE_SESSION_DELETE)
 			break;

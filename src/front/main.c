@@ -78,48 +78,57 @@ bad_option(const char *fmt, ...)
 	exit(2);
 }
 
-/* The options that take a number: where it goes, its bounds. */
+/*
+ * The options that take a number: where it goes, its default (0: none,
+ * or worked out later), its bounds.
+ */
 #define FRONT_INT(f)	offsetof(struct front_config, f), sizeof(int)
 #define FRONT_SIZE(f)	offsetof(struct front_config, f), sizeof(size_t)
 static const struct front_number {
 	const char	*name;
 	size_t		 off, size;
-	long long	 min, max;
+	long long	 def, min, max;
 } front_numbers[] = {
-	{ "max-sessions", FRONT_INT(max_sessions), 1, 1000000 },
-	{ "max-buffer-size", FRONT_SIZE(max_buffer), 4096, 1LL << 34 },
-	{ "buffer-budget", FRONT_SIZE(buffer_budget), 4096, 1LL << 40 },
-	{ "max-body-size", FRONT_SIZE(max_body), 1024, 1LL << 30 },
-	{ "max-head-size", FRONT_SIZE(max_head), 1024, 1 << 20 },
-	{ "head-timeout", FRONT_INT(head_timeout), 1, 3600 },
-	{ "idle-timeout", FRONT_INT(idle_timeout), 1, 86400 },
-	{ "write-timeout", FRONT_INT(write_timeout), 1, 86400 },
-	{ "max-connections", FRONT_INT(max_conns), 1, 1000000 },
-	{ "max-peer-connections", FRONT_INT(max_peer_conns), 1, 1000000 },
-	{ "exec-memory", FRONT_SIZE(exec_memory), 2, 1LL << 40 },
-	{ "max-output-bytes", FRONT_SIZE(max_output), 1, 1LL << 34 },
-	{ "default-output-bytes", FRONT_SIZE(default_output), 1, 1LL << 34 },
-	{ "max-clients", FRONT_INT(max_clients), 1, 100000 },
-	{ "max-message-size", FRONT_SIZE(max_message), 1024, 1LL << 30 },
-	{ "ping-interval", FRONT_INT(ping), 1, 3600 },
-	{ "exited-ttl", FRONT_INT(exited_ttl), 0, INT32_MAX },
-	{ "max-execs-per-user", FRONT_INT(max_execs_per_user), 0, 1000000 },
+	{ "max-sessions", FRONT_INT(max_sessions), 1024, 1, 1000000 },
+	{ "max-buffer-size", FRONT_SIZE(max_buffer), 64 << 20, 4096,
+	    1LL << 34 },
+	{ "buffer-budget", FRONT_SIZE(buffer_budget), 0, 4096, 1LL << 40 },
+	{ "max-body-size", FRONT_SIZE(max_body), 8 << 20, 1024, 1LL << 30 },
+	{ "max-head-size", FRONT_SIZE(max_head), 16384, 1024, 1 << 20 },
+	{ "head-timeout", FRONT_INT(head_timeout), 10, 1, 3600 },
+	{ "idle-timeout", FRONT_INT(idle_timeout), 120, 1, 86400 },
+	{ "write-timeout", FRONT_INT(write_timeout), 60, 1, 86400 },
+	{ "max-connections", FRONT_INT(max_conns), 0, 1, 1000000 },
+	{ "max-peer-connections", FRONT_INT(max_peer_conns), 0, 1, 1000000 },
+	{ "exec-memory", FRONT_SIZE(exec_memory), 1 << 30, 2, 1LL << 40 },
+	{ "max-output-bytes", FRONT_SIZE(max_output), 64 << 20, 1, 1LL << 34 },
+	{ "default-output-bytes", FRONT_SIZE(default_output), 16 << 20, 1,
+	    1LL << 34 },
+	{ "max-clients", FRONT_INT(max_clients), 256, 1, 100000 },
+	{ "max-message-size", FRONT_SIZE(max_message), 1 << 20, 1024,
+	    1LL << 30 },
+	{ "ping-interval", FRONT_INT(ping), 30, 1, 3600 },
+	{ "exited-ttl", FRONT_INT(exited_ttl), 0, 0, INT32_MAX },
+	{ "max-execs-per-user", FRONT_INT(max_execs_per_user), 64, 0, 1000000 },
 };
 #define NNUMBERS	(sizeof(front_numbers) / sizeof(front_numbers[0]))
 
+/* Set the option to arg, or to its default if arg is NULL. */
 static void
 front_set_number(struct front_config *conf, const struct front_number *n,
     const char *arg)
 {
 	char		*end;
-	long long	 v;
+	long long	 v = n->def;
 
-	errno = 0;
-	v = strtoll(arg, &end, 10);
-	if (errno != 0 || *end != '\0' || end == arg || v < n->min ||
-	    v > n->max)
-		bad_option("--%s must be a number from %lld to %lld", n->name,
-		    n->min, n->max);
+	if (arg != NULL) {
+		errno = 0;
+		v = strtoll(arg, &end, 10);
+		if (errno != 0 || *end != '\0' || end == arg ||
+		    v < n->min || v > n->max)
+			bad_option("--%s must be a number from %lld to %lld",
+			    n->name, n->min, n->max);
+	}
 	if (n->size == sizeof(int))
 		*(int *)((char *)conf + n->off) = (int)v;
 	else
@@ -175,21 +184,9 @@ parse_options(int argc, char **argv, struct front_config *conf)
 
 	strlcpy(conf->rundir, "/run/lodge", sizeof(conf->rundir));
 	strlcpy(conf->web_root, LODGE_WEBDIR, sizeof(conf->web_root));
-	conf->max_head = 16384;
-	conf->max_body = 8 * 1024 * 1024;
-	conf->max_buffer = 64 * 1024 * 1024;
+	for (i = 0; i < NNUMBERS; i++)
+		front_set_number(conf, &front_numbers[i], NULL);
 	conf->buffer_budget = front_default_budget();
-	conf->max_sessions = 1024;
-	conf->default_output = 16 * 1024 * 1024;
-	conf->max_clients = 256;
-	conf->max_message = 1024 * 1024;
-	conf->ping = 30;
-	conf->max_output = 64 * 1024 * 1024;
-	conf->head_timeout = 10;
-	conf->idle_timeout = 120;
-	conf->write_timeout = 60;
-	conf->max_execs_per_user = 64;
-	conf->exec_memory = 1024 * 1024 * 1024;
 	while ((ch = getopt_long(argc, argv, "fhvV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_LISTEN:

@@ -579,8 +579,8 @@ api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o,
     struct reply *r)
 {
 	const char	*code = "internal", *msg = "worker failed";
-	char		 codebuf[64], msgbuf[512];
-	size_t		 len;
+	char		 codebuf[64];
+	size_t		 len, msglen = strlen(msg);
 	int64_t		 status = 500;
 
 	(void)mpack_get_int(o, "status", 100, 599, &status);
@@ -588,10 +588,7 @@ api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o,
 		snprintf(codebuf, sizeof(codebuf), "%.*s", (int)len, code);
 		code = codebuf;
 	}
-	if (mpack_get_str(o, "message", &msg, &len) == 1) {
-		snprintf(msgbuf, sizeof(msgbuf), "%.*s", (int)len, msg);
-		msg = msgbuf;
-	}
+	(void)mpack_get_str(o, "message", &msg, &msglen);
 	if (c->creating) {
 		c->creating = 0;
 		if (status == 201 && s != NULL && s->json != NULL) {
@@ -604,9 +601,9 @@ api_worker_reply(struct conn *c, struct session *s, const msgpack_object *o,
 		}
 		if (s != NULL)
 			registry_remove(s);
-		reply_error(r, (int)status, code, "%s", msg);
+		reply_error(r, (int)status, code, "%.*s", (int)msglen, msg);
 	} else if (status >= 300)
-		reply_error(r, (int)status, code, "%s", msg);
+		reply_error(r, (int)status, code, "%.*s", (int)msglen, msg);
 	else if (c->route == ROUTE_SESSION_GET &&
 	    mpack_get(o, "session") == NULL)
 		reply_error(r, 500, "internal", "no session");

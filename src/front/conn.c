@@ -541,30 +541,22 @@ conn_head(struct conn *c)
 	c->buflen = (size_t)n;
 	r = httphead_parse(c->buf, c->buflen, limit, &c->h, &c->head_len,
 	    &why);
-	if (r != HTTPHEAD_PARTIAL) {
-		c->t0 = metrics_now();
-		c->route = ROUTE_NONE;
-	}
-	switch (r) {
-	case HTTPHEAD_PARTIAL:
+	if (r == HTTPHEAD_PARTIAL) {
 		conn_peek_later(c, c->buflen);
-		if (c->l->is_unix || c->peek_tries > 0) {
+		if (c->l->is_unix || c->peek_tries > 0)
 			lws_sul_schedule(front->ctx, 0, &c->sul,
 			    conn_peek_retry_cb,
 			    CONN_PEEK_RETRY_MS * LWS_US_PER_MS);
-		}
 		return;
-	case HTTPHEAD_TOO_LARGE:
-		conn_fail(c, 431, "header_too_large", why);
+	}
+	c->t0 = metrics_now();
+	c->route = ROUTE_NONE;
+	if (r != HTTPHEAD_OK) {
+		conn_fail(c, r == HTTPHEAD_TOO_LARGE ? 431 :
+		    r == HTTPHEAD_BAD_VERSION ? 505 : 400,
+		    r == HTTPHEAD_TOO_LARGE ? "header_too_large" :
+		    "bad_request", why);
 		return;
-	case HTTPHEAD_BAD_VERSION:
-		conn_fail(c, 505, "bad_request", why);
-		return;
-	case HTTPHEAD_BAD:
-		conn_fail(c, 400, "bad_request", why);
-		return;
-	case HTTPHEAD_OK:
-		break;
 	}
 	if (c->lowat) {
 		int one = 1;

@@ -177,16 +177,9 @@ exec_reply_read(void *arg, char *dst, size_t len)
 			e->part++;
 			continue;
 		}
-		if (e->part == EXEC_PART_HEAD) {
-			lit = exec_head;
-			lit_len = sizeof(exec_head) - 1;
-		} else if (e->part == EXEC_PART_MID) {
-			lit = exec_mid;
-			lit_len = sizeof(exec_mid) - 1;
-		} else {
-			lit = e->tail;
-			lit_len = e->tail_len;
-		}
+		lit = e->part == EXEC_PART_HEAD ? exec_head :
+		    e->part == EXEC_PART_MID ? exec_mid : e->tail;
+		lit_len = lit == e->tail ? e->tail_len : strlen(lit);
 		n = lit_len - e->part_off;
 		if (n > len - w)
 			n = len - w;

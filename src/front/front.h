@@ -378,7 +378,6 @@ void	spawner_closed(void);
 
 /* exec.c: POST /v1/exec */
 struct exec_call;
-struct passwd;
 struct spawnreq;
 
 void	exec_start(struct conn *, const msgpack_object *,

@@ -280,43 +280,33 @@ front_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 
 	if (ffd == NULL)
 		return (0);
-	switch (reason) {
-	case LWS_CALLBACK_RAW_RX_FILE:
-		switch (ffd->kind) {
-		case FFD_LISTEN:
-			listener_accept(ffd->ptr);
-			break;
-		case FFD_CONN:
-			conn_readable(ffd->ptr);
-			break;
-		case FFD_TEMPLATE:
-			spawner_readable();
-			break;
-		}
-		return (0);
-	case LWS_CALLBACK_RAW_WRITEABLE_FILE:
-		if (ffd->kind == FFD_CONN)
-			conn_writeable(ffd->ptr);
-		else if (ffd->kind == FFD_TEMPLATE)
-			spawner_writeable();
-		return (0);
-	case LWS_CALLBACK_RAW_CLOSE_FILE:
+	if (reason == LWS_CALLBACK_RAW_CLOSE_FILE) {
 		rawio_forget(wsi);
 		lws_set_opaque_user_data(wsi, NULL);
-		switch (ffd->kind) {
-		case FFD_CONN:
-			conn_closed(ffd->ptr);
-			break;
-		case FFD_TEMPLATE:
-			spawner_closed();
-			break;
-		case FFD_LISTEN:
-			break;
-		}
-		return (0);
-	default:
-		return (0);
 	}
+	switch (ffd->kind) {
+	case FFD_LISTEN:
+		if (reason == LWS_CALLBACK_RAW_RX_FILE)
+			listener_accept(ffd->ptr);
+		break;
+	case FFD_CONN:
+		if (reason == LWS_CALLBACK_RAW_RX_FILE)
+			conn_readable(ffd->ptr);
+		else if (reason == LWS_CALLBACK_RAW_WRITEABLE_FILE)
+			conn_writeable(ffd->ptr);
+		else if (reason == LWS_CALLBACK_RAW_CLOSE_FILE)
+			conn_closed(ffd->ptr);
+		break;
+	case FFD_TEMPLATE:
+		if (reason == LWS_CALLBACK_RAW_RX_FILE)
+			spawner_readable();
+		else if (reason == LWS_CALLBACK_RAW_WRITEABLE_FILE)
+			spawner_writeable();
+		else if (reason == LWS_CALLBACK_RAW_CLOSE_FILE)
+			spawner_closed();
+		break;
+	}
+	return (0);
 }
 
 static void

@@ -13,13 +13,18 @@
 #include "front.h"
 #include "utf8.h"
 
-static struct reply *
-reply_init(struct reply *r, int status, const char *ctype)
+/*
+ * A reply's head; alone, a reply to HEAD or a 304: the length of a body
+ * it does not send.
+ */
+struct reply *
+reply_head(struct reply *r, int status, const char *ctype, size_t len)
 {
 	memset(r, 0, sizeof(*r));
 	r->kind = REPLY_SEND;
 	r->status = status;
 	r->ctype = ctype;
+	r->len = len;
 	return (r);
 }
 
@@ -28,18 +33,7 @@ struct reply *
 reply_body(struct reply *r, int status, const char *ctype, const char *body,
     size_t len)
 {
-	reply_init(r, status, ctype);
-	r->body = body != NULL ? body : "";
-	r->len = len;
-	return (r);
-}
-
-/* A reply to HEAD, or a 304: the length of a body it does not send. */
-struct reply *
-reply_head(struct reply *r, int status, const char *ctype, size_t len)
-{
-	reply_init(r, status, ctype);
-	r->len = len;
+	reply_head(r, status, ctype, len)->body = body != NULL ? body : "";
 	return (r);
 }
 
@@ -99,8 +93,6 @@ struct reply *
 reply_stream(struct reply *r, int status, const char *ctype, size_t len,
     const struct conn_source *src)
 {
-	reply_init(r, status, ctype);
-	r->len = len;
-	r->src = *src;
+	reply_head(r, status, ctype, len)->src = *src;
 	return (r);
 }

@@ -53,13 +53,30 @@ static const struct field api_resize_fields[] = {
 #define API_WAIT_MAX		3600
 #define API_LIST_MAX		100000	/* sessions in a page */
 
-static int	api_peer_owns(struct conn *, struct session *);
-
 /* A ref is an id or a name: the same characters, at most 64 of them. */
 static int
 api_ref_valid(const char *ref)
 {
 	return (spawnreq_name_valid(ref, strlen(ref)));
+}
+
+/*
+ * A session a restricted peer may touch: its own.  The owner is the
+ * session object's user.
+ */
+static int
+api_peer_owns(struct conn *c, struct session *s)
+{
+	struct passwd	 pw;
+	char		 buf[4096];
+
+	if (!CONN_RESTRICTED(c))
+		return (1);
+	if (s->json == NULL || s->user[0] == '\0')
+		return (0);
+	if (pwcache_get(s->user, 0, &pw, buf, sizeof(buf)) == -1)
+		return (0);
+	return (pw.pw_uid == c->peer_uid);
 }
 
 static struct session *
@@ -269,25 +286,6 @@ api_user(struct conn *c, const char *name, struct passwd *out, char *buf,
 		return (-1);
 	}
 	return (0);
-}
-
-/*
- * A session a restricted peer may touch: its own.  The owner is the
- * session object's user.
- */
-static int
-api_peer_owns(struct conn *c, struct session *s)
-{
-	struct passwd	 pw;
-	char		 buf[4096];
-
-	if (!CONN_RESTRICTED(c))
-		return (1);
-	if (s->json == NULL || s->user[0] == '\0')
-		return (0);
-	if (pwcache_get(s->user, 0, &pw, buf, sizeof(buf)) == -1)
-		return (0);
-	return (pw.pw_uid == c->peer_uid);
 }
 
 /* Whether the front may start one more session of req's size. */

@@ -42,7 +42,6 @@
 #define CONN_HEAD_MAX		2048	/* a reply's status line and fields */
 
 static void	conn_arm_timeout(struct conn *, int seconds);
-static void	conn_source_done(struct conn *);
 static void	conn_fail(struct conn *, int status, const char *code,
 		    const char *why);
 static void	conn_decide_head(struct conn *);

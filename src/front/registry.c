@@ -36,8 +36,17 @@
 #include "metrics.h"
 #include "mpack.h"
 
-static int	session_cmp_id(struct session *, struct session *);
-static int	session_cmp_name(struct session *, struct session *);
+static int
+session_cmp_id(struct session *a, struct session *b)
+{
+	return (strcmp(a->id, b->id));
+}
+
+static int
+session_cmp_name(struct session *a, struct session *b)
+{
+	return (strcmp(a->name, b->name));
+}
 
 RB_HEAD(session_ids, session)	sessions_by_id = RB_INITIALIZER(&sessions_by_id);
 RB_HEAD(session_names, session)	sessions_by_name =
@@ -51,18 +60,6 @@ static int	registry_nsessions;
 static int	registry_nhandoffs;	/* in flight, all workers */
 static size_t	registry_buffers;	/* the rings of the sessions known */
 static int64_t	registry_reqid;
-
-static int
-session_cmp_id(struct session *a, struct session *b)
-{
-	return (strcmp(a->id, b->id));
-}
-
-static int
-session_cmp_name(struct session *a, struct session *b)
-{
-	return (strcmp(a->name, b->name));
-}
 
 int64_t
 registry_next_id(void)
@@ -234,15 +231,9 @@ registry_list(int (*keep)(struct session *, void *), void *arg,
 	return (l);
 }
 
-static void	registry_take(struct session *, json_t *);
-static void	registry_deadline_cb(lws_sorted_usec_list_t *);
-static void	registry_handoff_cb(lws_sorted_usec_list_t *);
 static void	registry_link_cb(lws_sorted_usec_list_t *);
-static void	registry_kill_cb(lws_sorted_usec_list_t *);
 static void	registry_finish(struct session *);
 static void	registry_answer_gone(struct session *);
-static void	registry_answer(struct session *, enum httphead_route,
-		    const char *why);
 
 /*
  * Take j (a reference) as the session's object.  Only its text is kept,
@@ -771,6 +762,15 @@ registry_created(void *arg, const msgpack_object *o, int *fds)
 		log_info("session %s: created, its client gone", s->id);
 }
 
+static void
+registry_handoff_cb(lws_sorted_usec_list_t *sul)
+{
+	struct session	*s = lws_container_of(sul, struct session,
+			    sul_handoff);
+
+	registry_set_responsive(s, 0);
+}
+
 /* A handoff was taken: the oldest, as the worker reads in order. */
 static void
 registry_handoff_taken(struct session *s)
@@ -920,15 +920,6 @@ registry_delete(struct session *s, struct conn *c)
 		registry_kill(s);
 }
 
-/* c waits for an answer of s's worker, for at most ms. */
-void
-registry_expect(struct session *s, struct conn *c, int ms)
-{
-	registry_park(s, c);
-	lws_sul_schedule(front->ctx, 0, &c->sul, registry_deadline_cb,
-	    (lws_usec_t)ms * LWS_US_PER_MS);
-}
-
 void
 registry_cancel(struct conn *c)
 {
@@ -968,6 +959,15 @@ registry_deadline_cb(lws_sorted_usec_list_t *sul)
 	conn_reply(c, &r);
 }
 
+/* c waits for an answer of s's worker, for at most ms. */
+void
+registry_expect(struct session *s, struct conn *c, int ms)
+{
+	registry_park(s, c);
+	lws_sul_schedule(front->ctx, 0, &c->sul, registry_deadline_cb,
+	    (lws_usec_t)ms * LWS_US_PER_MS);
+}
+
 /* Why s's worker is asked nothing now. */
 void
 registry_unanswered(struct session *s, char *why, size_t len)
@@ -994,45 +994,6 @@ registry_handoff_check(struct session *s, char *why, size_t len)
 	else
 		return (0);
 	return (-1);
-}
-
-static void
-registry_handoff_cb(lws_sorted_usec_list_t *sul)
-{
-	struct session	*s = lws_container_of(sul, struct session,
-			    sul_handoff);
-
-	registry_set_responsive(s, 0);
-}
-
-/*
- * Delete a session whose worker does not answer, as the worker would:
- * SIGHUP and SIGCONT to its process group, SIGTERM 0.5 s later, then
- * SIGKILL to the group and to the worker; done when the worker is gone.
- */
-void
-registry_kill(struct session *s)
-{
-	if (s->kill_stage != 0 || s->gone)
-		return;
-	switch (registry_worker_alive(s)) {
-	case 0:
-		registry_finish(s);
-		return;
-	case -1:
-		registry_answer(s, ROUTE_SESSION_DELETE, "session worker is "
-		    "not responding, and its pid is unknown");
-		log_warnx("session %s: its worker is not responding and its "
-		    "pid is unknown", s->id);
-		return;
-	}
-	log_warnx("session %s: ending it and its worker (pid %d)", s->id,
-	    (int)s->worker_pid);
-	s->kill_stage = 1;
-	registry_signal_group(s, SIGHUP);
-	registry_signal_group(s, SIGCONT);
-	lws_sul_schedule(front->ctx, 0, &s->sul_kill, registry_kill_cb,
-	    500 * LWS_US_PER_MS);
 }
 
 static void
@@ -1069,6 +1030,36 @@ registry_kill_cb(lws_sorted_usec_list_t *sul)
 	}
 	s->kill_stage++;
 	lws_sul_schedule(front->ctx, 0, &s->sul_kill, registry_kill_cb, next);
+}
+
+/*
+ * Delete a session whose worker does not answer, as the worker would:
+ * SIGHUP and SIGCONT to its process group, SIGTERM 0.5 s later, then
+ * SIGKILL to the group and to the worker; done when the worker is gone.
+ */
+void
+registry_kill(struct session *s)
+{
+	if (s->kill_stage != 0 || s->gone)
+		return;
+	switch (registry_worker_alive(s)) {
+	case 0:
+		registry_finish(s);
+		return;
+	case -1:
+		registry_answer(s, ROUTE_SESSION_DELETE, "session worker is "
+		    "not responding, and its pid is unknown");
+		log_warnx("session %s: its worker is not responding and its "
+		    "pid is unknown", s->id);
+		return;
+	}
+	log_warnx("session %s: ending it and its worker (pid %d)", s->id,
+	    (int)s->worker_pid);
+	s->kill_stage = 1;
+	registry_signal_group(s, SIGHUP);
+	registry_signal_group(s, SIGCONT);
+	lws_sul_schedule(front->ctx, 0, &s->sul_kill, registry_kill_cb,
+	    500 * LWS_US_PER_MS);
 }
 
 /*

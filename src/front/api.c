@@ -61,12 +61,13 @@ api_ref_valid(const char *ref)
 }
 
 /*
- * A session a restricted peer may touch: its own.  The owner is the
- * session object's user.
+ * A session a restricted peer (arg, its connection) may touch: its own.
+ * The owner is the session object's user.  Also registry_list's filter.
  */
 static int
-api_peer_owns(struct conn *c, struct session *s)
+api_peer_owns(struct session *s, void *arg)
 {
+	struct conn	*c = arg;
 	struct passwd	 pw;
 	char		 buf[4096];
 
@@ -90,7 +91,7 @@ api_session(struct conn *c, struct reply *r)
 	else if ((s = registry_find(c->ref)) == NULL || !s->ready || s->gone)
 		reply_error(r, 404, "not_found", "session '%s' does not exist",
 		    c->ref);
-	else if (!api_peer_owns(c, s))
+	else if (!api_peer_owns(s, c))
 		reply_error(r, 403, "forbidden", "session '%s' belongs to "
 		    "another user", c->ref);
 	else
@@ -177,13 +178,6 @@ api_metrics(struct conn *c, struct session *s, const msgpack_object *o,
 	}
 }
 
-/* registry_list's filter for a restricted peer: its own sessions. */
-static int
-api_list_owned(struct session *s, void *arg)
-{
-	return (api_peer_owns(arg, s));
-}
-
 /* A reply of GET /v1/sessions being sent: how far into its listing. */
 struct list_reader {
 	struct listing	*l;
@@ -247,7 +241,7 @@ api_list(struct conn *c, struct session *s, const msgpack_object *o,
 		return;
 	}
 	if ((lr = calloc(1, sizeof(*lr))) == NULL ||
-	    (lr->l = registry_list(CONN_RESTRICTED(c) ? api_list_owned :
+	    (lr->l = registry_list(CONN_RESTRICTED(c) ? api_peer_owns :
 	    NULL, c, after, (int)limit)) == NULL) {
 		free(lr);
 		reply_error(r, 500, "internal", "out of memory");

@@ -44,8 +44,6 @@
 static void	conn_arm_timeout(struct conn *, int seconds);
 static void	conn_fail(struct conn *, int status, const char *code,
 		    const char *why);
-static void	conn_decide_head(struct conn *);
-static void	conn_decide(struct conn *);
 
 static const char *
 conn_reason(int status)
@@ -496,6 +494,83 @@ conn_pass(struct conn *c, struct session *s)
 	return (0);
 }
 
+/* The body is in: the request's answer, now or through conn_reply. */
+static void
+conn_decide(struct conn *c)
+{
+	struct reply	r;
+
+	lws_sul_cancel(&c->sul);
+	/* Before api.c decides: a worker's answer may come while it does. */
+	c->state = CONN_WAIT;
+	memset(&r, 0, sizeof(r));
+	api_request(c, &r);
+	if (r.kind != REPLY_WAIT)
+		conn_reply(c, &r);
+}
+
+/*
+ * Consume the head that was only peeked, with whatever of the body came
+ * in the same segments (already in c->buf), so a small request needs no
+ * second trip through the loop.
+ */
+static int
+conn_start_body(struct conn *c, size_t len)
+{
+	size_t	have = 0;
+
+	if ((c->body = malloc(len + 1)) == NULL)
+		return (-1);
+	if (c->buflen > c->head_len)
+		have = c->buflen - c->head_len;
+	if (have > len)
+		have = len;
+	memcpy(c->body, c->buf + c->head_len, have);
+	if (conn_consume(c, c->head_len + have) == -1)
+		return (-1);
+	c->body_len = have;
+	c->body_want = len;
+	c->body[len] = '\0';
+	c->state = CONN_BODY;
+	if (have == len)
+		conn_decide(c);
+	else
+		conn_arm_timeout(c, front->conf.head_timeout * 3);
+	return (0);
+}
+
+/*
+ * The head is complete: api.c says what the request gets, and conn.c
+ * does it.  Nothing of a body is read for a request refused here.
+ */
+static void
+conn_decide_head(struct conn *c)
+{
+	struct reply	r;
+
+	memset(&r, 0, sizeof(r));	/* REPLY_CLOSE unless api.c says */
+	api_head(c, &r);
+	switch (r.kind) {
+	case REPLY_BODY:
+		if (conn_start_body(c, c->h.content_length > 0 ?
+		    (size_t)c->h.content_length : 0) == -1)
+			conn_fail(c, 500, "internal", "cannot read the request");
+		break;
+	case REPLY_HANDOFF:
+		if (conn_pass(c, c->pass_to) == -1)
+			conn_fail(c, 503, "unavailable", c->pass_to == NULL ?
+			    "cannot start an exec stream" :
+			    "cannot reach the session's worker");
+		break;
+	default:
+		/* A body left unread cannot be followed by another request. */
+		if (c->h.content_length > 0 || c->h.chunked)
+			c->close_after = 1;
+		conn_reply(c, &r);
+		break;
+	}
+}
+
 /* Wait for more of a head: RCVLOWAT on TCP, a short retry elsewhere. */
 static void
 conn_peek_later(struct conn *c, size_t have)
@@ -597,83 +672,6 @@ conn_body(struct conn *c)
 	c->body_len += (size_t)n;
 	if (c->body_len == c->body_want)
 		conn_decide(c);
-}
-
-/*
- * Consume the head that was only peeked, with whatever of the body came
- * in the same segments (already in c->buf), so a small request needs no
- * second trip through the loop.
- */
-static int
-conn_start_body(struct conn *c, size_t len)
-{
-	size_t	have = 0;
-
-	if ((c->body = malloc(len + 1)) == NULL)
-		return (-1);
-	if (c->buflen > c->head_len)
-		have = c->buflen - c->head_len;
-	if (have > len)
-		have = len;
-	memcpy(c->body, c->buf + c->head_len, have);
-	if (conn_consume(c, c->head_len + have) == -1)
-		return (-1);
-	c->body_len = have;
-	c->body_want = len;
-	c->body[len] = '\0';
-	c->state = CONN_BODY;
-	if (have == len)
-		conn_decide(c);
-	else
-		conn_arm_timeout(c, front->conf.head_timeout * 3);
-	return (0);
-}
-
-/*
- * The head is complete: api.c says what the request gets, and conn.c
- * does it.  Nothing of a body is read for a request refused here.
- */
-static void
-conn_decide_head(struct conn *c)
-{
-	struct reply	r;
-
-	memset(&r, 0, sizeof(r));	/* REPLY_CLOSE unless api.c says */
-	api_head(c, &r);
-	switch (r.kind) {
-	case REPLY_BODY:
-		if (conn_start_body(c, c->h.content_length > 0 ?
-		    (size_t)c->h.content_length : 0) == -1)
-			conn_fail(c, 500, "internal", "cannot read the request");
-		break;
-	case REPLY_HANDOFF:
-		if (conn_pass(c, c->pass_to) == -1)
-			conn_fail(c, 503, "unavailable", c->pass_to == NULL ?
-			    "cannot start an exec stream" :
-			    "cannot reach the session's worker");
-		break;
-	default:
-		/* A body left unread cannot be followed by another request. */
-		if (c->h.content_length > 0 || c->h.chunked)
-			c->close_after = 1;
-		conn_reply(c, &r);
-		break;
-	}
-}
-
-/* The body is in: the request's answer, now or through conn_reply. */
-static void
-conn_decide(struct conn *c)
-{
-	struct reply	r;
-
-	lws_sul_cancel(&c->sul);
-	/* Before api.c decides: a worker's answer may come while it does. */
-	c->state = CONN_WAIT;
-	memset(&r, 0, sizeof(r));
-	api_request(c, &r);
-	if (r.kind != REPLY_WAIT)
-		conn_reply(c, &r);
 }
 
 void

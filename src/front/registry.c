@@ -232,8 +232,6 @@ registry_list(int (*keep)(struct session *, void *), void *arg,
 }
 
 static void	registry_link_cb(lws_sorted_usec_list_t *);
-static void	registry_finish(struct session *);
-static void	registry_answer_gone(struct session *);
 
 /*
  * Take j (a reference) as the session's object.  Only its text is kept,
@@ -380,6 +378,27 @@ size_t
 registry_buffer_total(void)
 {
 	return (registry_buffers);
+}
+
+/* Reply to every waiter of s with what its request gets once s is gone. */
+static void
+registry_answer_gone(struct session *s)
+{
+	struct conn	*c;
+	struct reply	 r;
+
+	while ((c = LIST_FIRST(&s->waiters)) != NULL) {
+		registry_cancel(c);
+		if (c->creating)
+			reply_error(&r, 500, "internal",
+			    "the session's worker failed to start");
+		else if (c->route == ROUTE_SESSION_DELETE)
+			reply_empty(&r, 204);
+		else
+			reply_error(&r, 404, "not_found",
+			    "session '%s' does not exist", c->ref);
+		conn_reply(c, &r);
+	}
 }
 
 /* Forget a session; its link to the worker closes on the loop's next turn. */
@@ -588,27 +607,6 @@ registry_set_responsive(struct session *s, int yes)
 		registry_probe(s);
 	}
 	registry_serialise(s);
-}
-
-/* Reply to every waiter of s with what its request gets once s is gone. */
-static void
-registry_answer_gone(struct session *s)
-{
-	struct conn	*c;
-	struct reply	 r;
-
-	while ((c = LIST_FIRST(&s->waiters)) != NULL) {
-		registry_cancel(c);
-		if (c->creating)
-			reply_error(&r, 500, "internal",
-			    "the session's worker failed to start");
-		else if (c->route == ROUTE_SESSION_DELETE)
-			reply_empty(&r, 204);
-		else
-			reply_error(&r, 404, "not_found",
-			    "session '%s' does not exist", c->ref);
-		conn_reply(c, &r);
-	}
 }
 
 /*
@@ -996,6 +994,23 @@ registry_handoff_check(struct session *s, char *why, size_t len)
 	return (-1);
 }
 
+/*
+ * The worker is gone for good: forget its files, then answer everyone
+ * (a client told 204 never finds the socket still there), and forget it.
+ */
+static void
+registry_finish(struct session *s)
+{
+	if (!front->quit) {
+		registry_unlink_socket(s->id);
+		record_remove(s->id);
+	}
+	registry_answer_gone(s);
+	if (!s->gone && s->ready && !front->quit)
+		log_info("session %s: worker gone", s->id);
+	registry_remove(s);
+}
+
 static void
 registry_kill_cb(lws_sorted_usec_list_t *sul)
 {
@@ -1060,23 +1075,6 @@ registry_kill(struct session *s)
 	registry_signal_group(s, SIGCONT);
 	lws_sul_schedule(front->ctx, 0, &s->sul_kill, registry_kill_cb,
 	    500 * LWS_US_PER_MS);
-}
-
-/*
- * The worker is gone for good: forget its files, then answer everyone
- * (a client told 204 never finds the socket still there), and forget it.
- */
-static void
-registry_finish(struct session *s)
-{
-	if (!front->quit) {
-		registry_unlink_socket(s->id);
-		record_remove(s->id);
-	}
-	registry_answer_gone(s);
-	if (!s->gone && s->ready && !front->quit)
-		log_info("session %s: worker gone", s->id);
-	registry_remove(s);
 }
 
 /*

@@ -1091,7 +1091,7 @@ registry_connect(struct session *s)
 	struct ucred		 cred;
 	socklen_t		 len = sizeof(cred);
 	char			 magic = CTL_MAGIC, path[700];
-	int			 fd, alive;
+	int			 fd, busy;
 
 	if (s->gone || s->link != NULL)
 		return;
@@ -1112,25 +1112,19 @@ registry_connect(struct session *s)
 		goto later;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		if (errno == EAGAIN || errno == EINTR) {
-			/* Its backlog is full: it accepts nothing now. */
-			close(fd);
-			registry_set_responsive(s, 0);
-			goto later;
-		}
+		/* EAGAIN: its backlog is full, it accepts nothing now. */
+		busy = errno == EAGAIN || errno == EINTR;
 		close(fd);
-		alive = registry_worker_alive(s);
-		if (alive == 1) {
-			if (s->link_tries == 0)
-				log_warnx("session %s: its worker runs but "
-				    "%s: %s", s->id, sun.sun_path,
-				    strerror(errno));
-			registry_set_responsive(s, 0);
-			goto later;
+		if (!busy && registry_worker_alive(s) != 1) {
+			log_info("removing stale session %s", s->id);
+			registry_finish(s);
+			return;
 		}
-		log_info("removing stale session %s", s->id);
-		registry_finish(s);
-		return;
+		if (!busy && s->link_tries == 0)
+			log_warnx("session %s: its worker runs but %s: %s",
+			    s->id, sun.sun_path, strerror(errno));
+		registry_set_responsive(s, 0);
+		goto later;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
 		registry_learn_pid(s, cred.pid);

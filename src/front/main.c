@@ -79,8 +79,8 @@ bad_option(const char *fmt, ...)
 }
 
 /*
- * The options that take a number: where it goes, its default (0: none,
- * or worked out later), its bounds.
+ * The options that take a number: where it goes, its default (0 for the
+ * three worked out later), its bounds.
  */
 #define FRONT_INT(f)	offsetof(struct front_config, f), sizeof(int)
 #define FRONT_SIZE(f)	offsetof(struct front_config, f), sizeof(size_t)

@@ -35,10 +35,8 @@ scope_wanted(void)
 	size_t	 n;
 	int	 yes;
 
-	if (sd_booted() <= 0 ||
-	    getenv("INVOCATION_ID") == NULL)
-		return (0);
-	if (sd_pid_get_unit(0, &unit) < 0)
+	if (sd_booted() <= 0 || getenv("INVOCATION_ID") == NULL ||
+	    sd_pid_get_unit(0, &unit) < 0)
 		return (0);
 	n = strlen(unit);
 	yes = n > 8 && strcmp(unit + n - 8, ".service") == 0;

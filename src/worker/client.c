@@ -183,28 +183,18 @@ client_send_attached(struct client *cl)
 	return (rc);
 }
 
+/* "live", or "exit" with the process's status. */
 static int
-client_send_simple(struct client *cl, const char *type)
+client_send_mark(struct client *cl, int exited)
 {
 	struct fixedbuf	fb;
 	msgpack_packer	pk;
 
 	client_frame(&fb, &pk);
-	msgpack_pack_map(&pk, 1);
-	mpack_kv_str(&pk, "type", type);
-	return (client_send(cl, &fb));
-}
-
-static int
-client_send_exit(struct client *cl)
-{
-	struct fixedbuf	fb;
-	msgpack_packer	pk;
-
-	client_frame(&fb, &pk);
-	msgpack_pack_map(&pk, 3);
-	mpack_kv_str(&pk, "type", "exit");
-	wsmsg_pack_status(&pk, 1, worker->status);
+	msgpack_pack_map(&pk, exited ? 3 : 1);
+	mpack_kv_str(&pk, "type", exited ? "exit" : "live");
+	if (exited)
+		wsmsg_pack_status(&pk, 1, worker->status);
 	return (client_send(cl, &fb));
 }
 
@@ -315,7 +305,7 @@ client_writeable(struct client *cl)
 		}
 		cl->sent_live = 1;
 		client_wake(cl);
-		return (client_send_simple(cl, "live"));
+		return (client_send_mark(cl, 0));
 	}
 	if (cl->off < end) {
 		rc = client_send_output(cl, end);
@@ -327,7 +317,7 @@ client_writeable(struct client *cl)
 	if (worker->final) {
 		cl->sent_exit = 1;
 		client_wake(cl);
-		return (client_send_exit(cl));
+		return (client_send_mark(cl, 1));
 	}
 	return (0);
 }

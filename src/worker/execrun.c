@@ -194,13 +194,6 @@ execrun_finish(struct ctl *c, struct execrun *e)
 	execrun_free(e);
 }
 
-static void
-execrun_check_done(struct ctl *c, struct execrun *e)
-{
-	if (e->reaped && e->out.fd == -1 && e->err.fd == -1)
-		execrun_finish(c, e);
-}
-
 /*
  * Read until EAGAIN or EOF; past the maximum, read and drop.  Reads go
  * through one static buffer, so a command with no output (or little)
@@ -480,7 +473,8 @@ execrun_reaped(struct ctl *c, pid_t pid, int status)
 	execrun_read(c, e, &e->out);
 	execrun_read(c, e, &e->err);
 	e->drain_ms = escalate_now() + EXECRUN_DRAIN_MS;
-	execrun_check_done(c, e);
+	if (e->out.fd == -1 && e->err.fd == -1)
+		execrun_finish(c, e);
 	return (1);
 }
 

@@ -115,16 +115,6 @@ session_output(struct worker_fd *wf)
 	session_check_final();
 }
 
-/* Read whatever is still buffered in the streams, without waiting. */
-static void
-session_drain_now(void)
-{
-	if (worker->out != NULL && worker->out_open)
-		session_output(worker->out);
-	if (worker->err != NULL && worker->err_open)
-		session_output(worker->err);
-}
-
 /* --exited-ttl: an exited session removes itself after a while. */
 static void
 session_ttl_cb(lws_sorted_usec_list_t *sul)
@@ -142,7 +132,11 @@ session_finalise(void)
 
 	if (worker->final)
 		return;
-	session_drain_now();
+	/* Read whatever is still buffered in the streams, without waiting. */
+	if (worker->out != NULL && worker->out_open)
+		session_output(worker->out);
+	if (worker->err != NULL && worker->err_open)
+		session_output(worker->err);
 	if (worker->final)
 		return;		/* the drain read EOF and finalised it */
 	worker->final = 1;

@@ -94,7 +94,6 @@ static struct {
 					   2: the client's is awaited */
 	int			 client_closes;	/* after exit, the client closes */
 	int			 client_late;	/* and has not in time */
-	double			 timeout;
 	lws_sorted_usec_list_t	 sul_start;
 	lws_sorted_usec_list_t	 sul_timeout;
 	lws_sorted_usec_list_t	 sul_drain;
@@ -566,7 +565,6 @@ stream_start(const msgpack_object *o)
 	st.tty = req.pty;
 	st.client_closes = req.client_closes;
 	st.pid = ch.pid;
-	st.timeout = req.timeout;
 	if (ch.master != -1) {
 		stream_adopt(&st.out, SFD_OUT, ch.master);
 	} else {
@@ -590,9 +588,9 @@ stream_start(const msgpack_object *o)
 		code = "internal";
 		goto fail;
 	}
-	if (st.timeout > 0)
+	if (req.timeout > 0)
 		lws_sul_schedule(st.ctx, 0, &st.sul_timeout, stream_timeout_cb,
-		    (lws_usec_t)(st.timeout * LWS_US_PER_SEC));
+		    (lws_usec_t)(req.timeout * LWS_US_PER_SEC));
 	lws_sul_cancel(&st.sul_start);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);

@@ -326,6 +326,26 @@ stream_send_now(struct stream_fd *f, size_t n)
 	return (1);
 }
 
+/*
+ * A PTY gives 4095 bytes a read at most: while reads come back full, more
+ * is waiting, and it goes in the same frame, up to a session's largest, so
+ * bulk output costs the client one message per WORKER_CHUNK, not per read.
+ * An EOF or error met here is met again by the next read.
+ */
+static size_t
+stream_gather(int fd, unsigned char *buf, size_t n)
+{
+	ssize_t	got = (ssize_t)n;
+
+	while ((size_t)got >= WORKER_FULL_READ &&
+	    n + WORKER_FULL_READ <= WORKER_CHUNK) {
+		if ((got = read(fd, buf + n, WORKER_CHUNK - n)) <= 0)
+			break;
+		n += (size_t)got;
+	}
+	return (n);
+}
+
 /* Read one chunk from a pipe, if its slot is free; 1 read, 0 not. */
 static int
 stream_read(struct stream_fd *f)
@@ -336,6 +356,7 @@ stream_read(struct stream_fd *f)
 		return (0);
 	n = read(f->rfd, f->chunk, STREAM_CHUNK);
 	if (n > 0) {
+		n = (ssize_t)stream_gather(f->rfd, f->chunk, (size_t)n);
 		f->len = (size_t)n;
 		f->off = st.next_off;
 		f->seq = st.next_seq++;

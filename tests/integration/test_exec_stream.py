@@ -318,6 +318,33 @@ class TestExecStream(StreamMixin, lt.DaemonPerClass):
         types = {t for _, t, _ in c.types}
         self.assertEqual(types, {"stdout"}, "tty output is all stdout")
 
+    async def test_tty_bulk_output_in_large_frames(self):
+        """A PTY gives 4095 bytes a read: output waiting behind a full read
+        goes in the same frame, up to 64 KiB, so bulk output is not one
+        message per read; every byte arrives, in order."""
+        total = 2 * MiB
+        c = await WSClient.open(self.d, STREAM, {},
+                                {"Authorization": "Bearer " + self.d.token},
+                                "bulk", max_queue=4, read_limit=2 ** 16)
+        self.addAsyncCleanup(c.close)
+        await c.send({"type": "start", "tty": True, "command":
+                      "stty raw -echo; head -c %d /dev/zero | tr '\\0' x"
+                      % total})
+        m = await c.recv()
+        self.assertEqual(m["type"], "started", m)
+        self._kill_later(m["pid"])
+        # not read for a while: the PTY fills behind the stream's chunk
+        await asyncio.sleep(1)
+        ex = await self.finish(c)
+        self.assertEqual(ex["exitCode"], 0, ex)
+        self.assertEqual(c.output, b"x" * total)
+        sizes = [len(d) for _, t, d in c.types if t == "stdout"]
+        self.assertLessEqual(max(sizes), 64 * 1024, "a frame over 64 KiB")
+        self.assertGreater(max(sizes), 4095, "output waiting behind a "
+                           "full read went in frames of one read each")
+        self.assertLess(len(sizes), total // 4095 // 2,
+                        "%d frames for %d bytes" % (len(sizes), total))
+
     async def test_tty_has_controlling_terminal_and_session(self):
         c, pid = await self.start({"args": ["sh", "-c",
                                             "cut -d' ' -f5,6,7,8 "

@@ -358,6 +358,25 @@ b4_fig_pair(struct figure **f, const char *what, int nrt, const char *plus)
 	f[1] = fig_new("B4", name, "us", base, "<=", 1.15, 0);
 }
 
+/* LODGE_BENCH_B4_SAMPLES=DIR: each run's samples, in typing order. */
+static void
+b4_dump(const char *what, int run, const struct samples *s)
+{
+	const char	*dir = getenv("LODGE_BENCH_B4_SAMPLES");
+	char		 path[4096];
+	FILE		*f;
+	size_t		 i;
+
+	if (dir == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/%s.%d", dir, what, run);
+	if ((f = fopen(path, "w")) == NULL)
+		fatalx("%s: %s", path, strerror(errno));
+	for (i = 0; i < s->n; i++)
+		fprintf(f, "%.2f\n", s->v[i]);
+	fclose(f);
+}
+
 static void
 b4_fig_run(struct figure **f, struct samples *lat, double p50, double p99)
 {
@@ -404,6 +423,9 @@ bench_b4(void)
 		}
 		floor_pty_keys(B4_CMD, &pty, nrt);
 		floor_tcp_echo(&tcp, nrt);
+		b4_dump("relay", r, &relay);
+		b4_dump("session", r, &sess);
+		b4_dump("stream", r, &strm);
 		b4_fig_run(fs, &sess, samples_pct(&relay, 50),
 		    samples_pct(&relay, 99));
 		b4_fig_run(fx, &strm, samples_pct(&relay, 50),

@@ -40,6 +40,10 @@
 
 static char	contain_base[1024];	/* "": no cgroup, the tree */
 static int	contain_no_children;	/* no /proc/.../children: pgrps only */
+static DIR	*contain_sweep_dir;	/* a sweep under way */
+static int	 contain_sweep_left;	/* its groups not removed yet */
+
+#define CONTAIN_SWEEP_STEP	64	/* groups a step of a sweep looks at */
 
 /* The cgroup2 mount point, from mountinfo; 0 or -1. */
 static int
@@ -103,7 +107,7 @@ contain_own(char *out, size_t outlen)
 void
 contain_init(int use_cgroup)
 {
-	char	mnt[PATH_MAX], own[PATH_MAX], base[1024], probe[PATH_MAX];
+	char	mnt[PATH_MAX], own[PATH_MAX], base[1024];
 
 	contain_base[0] = '\0';
 	/* The tree needs CONFIG_PROC_CHILDREN; without it, process groups. */
@@ -119,6 +123,15 @@ contain_init(int use_cgroup)
 	if ((size_t)snprintf(base, sizeof(base), "%s%s%slodge", mnt,
 	    strcmp(own, "/") == 0 ? "" : own, "/") >= sizeof(base))
 		return;
+	contain_use(base);
+}
+
+/* Groups under base, made if need be, if it is a cgroup with cgroup.kill. */
+void
+contain_use(const char *base)
+{
+	char	probe[PATH_MAX];
+
 	if (mkdir(base, 0755) == -1 && errno != EEXIST) {
 		log_debug("no cgroup for sessions (%s: %s): using the process "
 		    "tree", base, strerror(errno));
@@ -496,19 +509,32 @@ contain_creator(const char *name)
  * In the template: end and remove the groups whose makers are gone (a
  * worker that crashed, a template killed with its commands), and this
  * template's own groups that keep(name) does not claim.  Groups of other
- * live processes are theirs.  Returns how many could not be removed yet.
+ * live processes are theirs.  A sweep goes CONTAIN_SWEEP_STEP groups a
+ * call: a look at one costs four syscalls, and with 10,000 sessions a
+ * whole sweep would hold the template (its exec calls and creates) for
+ * 40,000 of them.  Returns 1 while the sweep goes on, then how many
+ * groups could not be removed yet, as 0 or -n.
  */
 int
-contain_sweep(int (*keep)(const char *))
+contain_sweep_step(int (*keep)(const char *))
 {
 	struct dirent	*de;
-	DIR		*d;
 	pid_t		 pid, self = getpid();
-	int		 left = 0;
+	int		 n, left;
 
-	if (!contain_has_cgroup() || (d = opendir(contain_base)) == NULL)
-		return (0);
-	while ((de = readdir(d)) != NULL) {
+	if (contain_sweep_dir == NULL) {
+		contain_sweep_left = 0;
+		if (!contain_has_cgroup() ||
+		    (contain_sweep_dir = opendir(contain_base)) == NULL)
+			return (0);
+	}
+	for (n = 0; n < CONTAIN_SWEEP_STEP; n++) {
+		if ((de = readdir(contain_sweep_dir)) == NULL) {
+			contain_sweep_forget();
+			left = contain_sweep_left;
+			contain_sweep_left = 0;
+			return (-left);
+		}
 		if (de->d_type != DT_DIR ||
 		    (pid = contain_creator(de->d_name)) == -1)
 			continue;
@@ -521,8 +547,27 @@ contain_sweep(int (*keep)(const char *))
 		} else if (contain_running(pid))
 			continue;
 		if (contain_remove(de->d_name) == -1)
-			left++;
+			contain_sweep_left++;
 	}
-	closedir(d);
-	return (left);
+	return (1);
+}
+
+/* A whole sweep at once (the template's start); how many are left. */
+int
+contain_sweep(int (*keep)(const char *))
+{
+	int	r;
+
+	while ((r = contain_sweep_step(keep)) == 1)
+		;
+	return (-r);
+}
+
+/* Drop a sweep under way (in a process forked from the template). */
+void
+contain_sweep_forget(void)
+{
+	if (contain_sweep_dir != NULL)
+		closedir(contain_sweep_dir);
+	contain_sweep_dir = NULL;
 }

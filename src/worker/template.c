@@ -44,6 +44,7 @@
 static struct ctl	*template_ctl;
 static int		 template_sfd = -1;
 static int64_t		 template_sweep_at;	/* ms: a group still dying */
+static int		 template_sweeping;	/* a sweep under way */
 static int64_t		 template_walk_at;	/* ms: waitpid(-1) due */
 
 /* The exec streams forked for restricted peers, for the per-user cap. */
@@ -177,6 +178,7 @@ template_child_setup(void)
 	template_nstreams = template_streams_cap = 0;
 	execrun_forget();
 	pool_forget();
+	contain_sweep_forget();
 	signal(SIGCHLD, SIG_DFL);
 }
 
@@ -266,12 +268,25 @@ template_sweep_in(int64_t ms)
 		template_sweep_at = at;
 }
 
-/* End and remove the groups of what is gone; again later if some die. */
+/*
+ * End and remove the groups of what is gone, a step a turn of the loop,
+ * requests answered in between; again later if some are still dying.
+ */
 static void
 template_sweep(void)
 {
-	template_sweep_at = 0;
-	if (contain_sweep(execrun_owns_group) > 0)
+	int	r;
+
+	if (!template_sweeping) {
+		if (template_sweep_at == 0 || escalate_now() < template_sweep_at)
+			return;
+		template_sweep_at = 0;
+		template_sweeping = 1;
+	}
+	if ((r = contain_sweep_step(execrun_owns_group)) == 1)
+		return;
+	template_sweeping = 0;
+	if (r < 0)
 		template_sweep_later();
 }
 
@@ -404,6 +419,8 @@ template_main(int ctlfd, int use_cgroup)
 		if (template_walk_at != 0 && (timeout == -1 ||
 		    timeout > TEMPLATE_REAP_MS))
 			timeout = TEMPLATE_REAP_MS;
+		if (template_sweeping)
+			timeout = 0;
 		if (poll(pfd, (nfds_t)(2 + n), timeout) == -1) {
 			if (errno == EINTR)
 				continue;
@@ -417,8 +434,7 @@ template_main(int ctlfd, int use_cgroup)
 			template_walk(&c);
 		execrun_events(&c, pfd + 2, tag + 2, n);
 		execrun_timers(&c);
-		if (template_sweep_at != 0 && escalate_now() >= template_sweep_at)
-			template_sweep();
+		template_sweep();
 		if (pfd[0].revents & POLLOUT && ctl_flush(&c) == -1)
 			break;
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {

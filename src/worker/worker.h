@@ -71,6 +71,7 @@ struct contain {
 	pid_t		 sid;		/* tree: its session's members too */
 };
 void	contain_init(int use_cgroup);
+void	contain_use(const char *base);
 void	contain_create(struct contain *, const char *name, pid_t top);
 void	contain_close(struct contain *);
 void	contain_close_procs(struct contain *);
@@ -79,6 +80,8 @@ int	contain_signal_all(struct contain *, pid_t, int reaped, int sig);
 int	contain_alive(struct contain *, pid_t);
 int	contain_remove(const char *name);
 int	contain_sweep(int (*keep)(const char *));
+int	contain_sweep_step(int (*keep)(const char *));
+void	contain_sweep_forget(void);
 
 /* escalate.c: a group's ending, one signal after another */
 struct escalate_step {

@@ -40,12 +40,14 @@
 #define TEMPLATE_SWEEP_MS	500	/* again, for groups still dying */
 #define TEMPLATE_FULL_SWEEP_MS	5000	/* all groups, once workers went */
 #define TEMPLATE_REAP_MS	100	/* waitpid(-1), after a SIGCHLD */
+#define TEMPLATE_WALK_GAP_MS	1000	/* and not sooner after the last */
 
 static struct ctl	*template_ctl;
 static int		 template_sfd = -1;
 static int64_t		 template_sweep_at;	/* ms: a group still dying */
 static int		 template_sweeping;	/* a sweep under way */
 static int64_t		 template_walk_at;	/* ms: waitpid(-1) due */
+static int64_t		 template_walked;	/* ms: the last waitpid(-1) */
 
 /* The exec streams forked for restricted peers, for the per-user cap. */
 static struct template_stream {
@@ -218,15 +220,25 @@ template_reap_pid(struct ctl *c, pid_t pid)
  * SIGCHLDs of children that exit together merge into one, so a walk of
  * all the children follows TEMPLATE_REAP_MS later, for all the signals
  * of that time: a worker missed waits for it, an exec command never does.
+ * A walk holds the kernel's task list lock, which every fork and exit on
+ * the machine takes too, for a few ms at 10,000 children: under a stream
+ * of exec calls, one a TEMPLATE_WALK_GAP_MS at most.
  */
 static void
 template_sigchld(struct ctl *c, pid_t pid)
 {
+	int64_t	at;
+
 	if (pid > 0)
 		template_reap_pid(c, pid);
 	execrun_reap_each(c, template_reap_pid);
-	if (template_walk_at == 0)
-		template_walk_at = escalate_now() + TEMPLATE_REAP_MS;
+	if (template_walk_at == 0) {
+		at = escalate_now() + TEMPLATE_REAP_MS;
+		if (template_walked != 0 &&
+		    at < template_walked + TEMPLATE_WALK_GAP_MS)
+			at = template_walked + TEMPLATE_WALK_GAP_MS;
+		template_walk_at = at;
+	}
 }
 
 static void
@@ -236,6 +248,7 @@ template_walk(struct ctl *c)
 	int	status;
 
 	template_walk_at = 0;
+	template_walked = escalate_now();
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		template_reaped(c, pid, status);
 }
@@ -372,6 +385,7 @@ template_main(int ctlfd, int use_cgroup)
 	sigset_t		 set;
 	size_t			 cap = 0, want;
 	int			 r, fds[CTL_FRAME_FDS], nfds, n, timeout;
+	int64_t			 left;
 
 	nofile_save();
 	setproctitle("template");
@@ -416,9 +430,12 @@ template_main(int ctlfd, int use_cgroup)
 		if (template_sweep_at != 0 && (timeout == -1 ||
 		    timeout > TEMPLATE_SWEEP_MS))
 			timeout = TEMPLATE_SWEEP_MS;
-		if (template_walk_at != 0 && (timeout == -1 ||
-		    timeout > TEMPLATE_REAP_MS))
-			timeout = TEMPLATE_REAP_MS;
+		if (template_walk_at != 0) {
+			left = template_walk_at - escalate_now();
+			left = left < 0 ? 0 : left;
+			if (timeout == -1 || timeout > left)
+				timeout = (int)left;
+		}
 		if (template_sweeping)
 			timeout = 0;
 		if (poll(pfd, (nfds_t)(2 + n), timeout) == -1) {

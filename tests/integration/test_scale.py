@@ -16,7 +16,10 @@ import http.client
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -262,6 +265,59 @@ class TestIdleWorkerSleeps(lt.DaemonPerTest):
         for sid in ids:
             st, b = cl.call("DELETE", sess_path(sid))
             self.assertEqual(st, 204, b)
+
+
+class TestTemplateWalksSeldom(lt.DaemonPerTest):
+    """The template looks at all its children (waitpid(-1), a walk of
+    every session's worker in the kernel, under the lock every fork and
+    exit takes) at most once a second under a stream of exec calls; each
+    command is reaped by its pid.  Counted with strace: 3 s of exec calls
+    made a walk every 100 ms before, about 30."""
+
+    async def test_walks_once_a_second_at_most(self):
+        strace = shutil.which("strace")
+        if strace is None:
+            self.skipTest("needs strace to count the template's waitpid")
+        cl = Client(self.d)
+        self.addCleanup(cl.close)
+        template = template_of(self.d.proc.pid)
+        out = tempfile.NamedTemporaryFile(prefix="lodge-walks-",
+                                          delete=False)
+        out.close()
+        self.addCleanup(os.unlink, out.name)
+        tr = subprocess.Popen([strace, "-qq", "-e", "trace=wait4", "-o",
+                               out.name, "-p", str(template)],
+                              stderr=subprocess.DEVNULL)
+        self.addCleanup(lambda: tr.poll() is None and tr.kill())
+        lt.wait_for(lambda: traced_by(template) == tr.pid,
+                    what="strace attached to the template")
+        t0 = time.monotonic()
+        n = 0
+        while time.monotonic() - t0 < 3.0:
+            st, b = cl.call("POST", "/v1/exec", {"args": ["/bin/true"]})
+            self.assertEqual(st, 200, b)
+            n += 1
+            time.sleep(0.02)
+        took = time.monotonic() - t0
+        time.sleep(1.5)      # the last walk due
+        tr.terminate()
+        tr.wait()
+        with open(out.name) as f:
+            calls = f.read().splitlines()
+        walks = 0
+        prev = False
+        for line in calls:
+            walk = line.startswith("wait4(-1,")
+            walks += walk and not prev
+            prev = walk
+        self.assertGreater(n, 20, "exec calls made")
+        self.assertLessEqual(walks, int(took) + 3,
+                             "%d walks in %.1f s of %d exec calls: %s" %
+                             (walks, took, n, calls[:20]))
+
+
+def traced_by(pid):
+    return proc_number(pid, "status", "TracerPid")
 
 
 class TestPagedList(lt.DaemonPerTest):

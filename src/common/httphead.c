@@ -850,91 +850,65 @@ httphead_without_token(const struct httphead *h, char *out, size_t outlen)
 	return (off == -1 ? 0 : (size_t)off);
 }
 
-/* Copy the {ref} segment, or "" when it does not fit. */
-static void
-httphead_setref(char *ref, size_t refmax, const char *seg, size_t len)
-{
-	if (ref == NULL || refmax == 0)
-		return;
-	if (len >= refmax)
-		len = 0;
-	memcpy(ref, seg, len);
-	ref[len] = '\0';
-}
-
-static enum httphead_route
-httphead_pick(const char *method, const char *want, enum httphead_route r)
-{
-	return (strcmp(method, want) == 0 ? r : ROUTE_BAD_METHOD);
-}
-
+/*
+ * A session's path is looked up with its {ref} as "*"; the ref itself is
+ * copied to ref, or "" when it does not fit.
+ */
 enum httphead_route
 httphead_route(const char *method, const char *path, char *ref,
     size_t refmax)
 {
 	static const char	 prefix[] = "/v1/sessions/";
 	static const struct {
-		const char		*name, *method;
+		const char		*path, *method;
 		enum httphead_route	 route;
-	} subs[] = {	/* /v1/sessions/{ref}/NAME */
-		{ "signal", "POST", ROUTE_SESSION_SIGNAL },
-		{ "input", "POST", ROUTE_SESSION_INPUT },
-		{ "resize", "POST", ROUTE_SESSION_RESIZE },
-		{ "log", "GET", ROUTE_SESSION_LOG },
-		{ "attach", "GET", ROUTE_SESSION_ATTACH },
-		{ "wait", "GET", ROUTE_SESSION_WAIT },
+	} ways[] = {
+		{ "/v1/health", "GET", ROUTE_HEALTH },
+		{ "/metrics", "GET", ROUTE_METRICS },
+		{ "/v1/exec", "POST", ROUTE_EXEC },
+		{ "/v1/exec/stream", "GET", ROUTE_EXEC_STREAM },
+		{ "/v1/sessions", "GET", ROUTE_SESSIONS_LIST },
+		{ "/v1/sessions", "POST", ROUTE_SESSIONS_CREATE },
+		{ "/v1/sessions/*", "GET", ROUTE_SESSION_GET },
+		{ "/v1/sessions/*", "DELETE", ROUTE_SESSION_DELETE },
+		{ "/v1/sessions/*/signal", "POST", ROUTE_SESSION_SIGNAL },
+		{ "/v1/sessions/*/input", "POST", ROUTE_SESSION_INPUT },
+		{ "/v1/sessions/*/resize", "POST", ROUTE_SESSION_RESIZE },
+		{ "/v1/sessions/*/log", "GET", ROUTE_SESSION_LOG },
+		{ "/v1/sessions/*/attach", "GET", ROUTE_SESSION_ATTACH },
+		{ "/v1/sessions/*/wait", "GET", ROUTE_SESSION_WAIT },
 	};
-	const char		*seg, *slash, *rest;
-	size_t			 seglen, i;
+	enum httphead_route	 r = ROUTE_NONE;
+	const char		*seg = NULL, *name = path;
+	char			 key[32];
+	size_t			 seglen = 0, i;
 
 	if (ref != NULL && refmax > 0)
 		ref[0] = '\0';
 	if (method == NULL || path == NULL)
 		return (ROUTE_NONE);
-
-	if (strcmp(path, "/v1/health") == 0)
-		return (httphead_pick(method, "GET", ROUTE_HEALTH));
-	if (strcmp(path, "/metrics") == 0)
-		return (httphead_pick(method, "GET", ROUTE_METRICS));
-	if (strcmp(path, "/v1/exec") == 0)
-		return (httphead_pick(method, "POST", ROUTE_EXEC));
-	if (strcmp(path, "/v1/exec/stream") == 0)
-		return (httphead_pick(method, "GET", ROUTE_EXEC_STREAM));
-	if (strcmp(path, "/v1/sessions") == 0) {
-		if (strcmp(method, "GET") == 0)
-			return (ROUTE_SESSIONS_LIST);
-		if (strcmp(method, "POST") == 0)
-			return (ROUTE_SESSIONS_CREATE);
-		return (ROUTE_BAD_METHOD);
+	if (strncmp(path, prefix, sizeof(prefix) - 1) == 0) {
+		seg = path + sizeof(prefix) - 1;
+		if ((seglen = strcspn(seg, "/")) == 0 ||
+		    snprintf(key, sizeof(key), "%s*%s", prefix,
+		    seg + seglen) >= (int)sizeof(key))
+			return (ROUTE_NONE);
+		name = key;
 	}
-	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
-		return (ROUTE_NONE);
-
-	seg = path + sizeof(prefix) - 1;
-	if ((slash = strchr(seg, '/')) == NULL) {
-		seglen = strlen(seg);
-		rest = NULL;
-	} else {
-		seglen = slash - seg;
-		rest = slash + 1;
-	}
-	if (seglen == 0)
-		return (ROUTE_NONE);
-
-	if (rest == NULL) {
-		httphead_setref(ref, refmax, seg, seglen);
-		if (strcmp(method, "GET") == 0)
-			return (ROUTE_SESSION_GET);
-		if (strcmp(method, "DELETE") == 0)
-			return (ROUTE_SESSION_DELETE);
-		return (ROUTE_BAD_METHOD);
-	}
-	for (i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
-		if (strcmp(rest, subs[i].name) == 0) {
-			httphead_setref(ref, refmax, seg, seglen);
-			return (httphead_pick(method, subs[i].method,
-			    subs[i].route));
+	for (i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+		if (strcmp(name, ways[i].path) != 0)
+			continue;
+		if (strcmp(method, ways[i].method) == 0) {
+			r = ways[i].route;
+			break;
 		}
+		r = ROUTE_BAD_METHOD;
 	}
-	return (ROUTE_NONE);
+	if (seg != NULL && r != ROUTE_NONE && ref != NULL && refmax > 0) {
+		if (seglen >= refmax)
+			seglen = 0;
+		memcpy(ref, seg, seglen);
+		ref[seglen] = '\0';
+	}
+	return (r);
 }

@@ -655,8 +655,7 @@ httphead_query(const char *query, const char *key, char *out, size_t outlen)
 	if (query == NULL || key == NULL)
 		return (-1);
 	for (p = query; *p != '\0'; p = amp + 1) {
-		if ((amp = strchr(p, '&')) == NULL)
-			amp = p + strlen(p);
+		amp = p + strcspn(p, "&");
 		elen = amp - p;
 		eq = memchr(p, '=', elen);
 		if (elen != 0 &&
@@ -769,8 +768,7 @@ httphead_attach_query(const char *query, struct httphead_attach *q,
 
 	httphead_attach_init(q);
 	for (p = query; p != NULL && *p != '\0'; p = amp + 1) {
-		if ((amp = strchr(p, '&')) == NULL)
-			amp = p + strlen(p);
+		amp = p + strcspn(p, "&");
 		elen = (size_t)(amp - p);
 		eq = memchr(p, '=', elen);
 		klen = eq != NULL ? (size_t)(eq - p) : elen;
@@ -820,8 +818,7 @@ httphead_without_token(const struct httphead *h, char *out, size_t outlen)
 	off = httphead_put(out, outlen, off, h->target, q != NULL ?
 	    (size_t)(q - h->target) : strlen(h->target));
 	for (p = h->query; off != -1 && *p != '\0'; p = amp + 1) {
-		if ((amp = strchr(p, '&')) == NULL)
-			amp = p + strlen(p);
+		amp = p + strcspn(p, "&");
 		elen = amp - p;
 		eq = memchr(p, '=', elen);
 		if (elen != 0 && !httphead_query_key(p, eq != NULL ?

@@ -300,22 +300,6 @@ auth_host_allowed(const struct listener *l, const struct httphead *h)
 }
 
 /*
- * 1 when origin is the server's own: http:// and the Host field the
- * request came with (a Host that auth_host_allowed let through where that
- * matters), such as the page web.c serves.
- */
-static int
-auth_origin_own(const struct httphead *h, const char *origin)
-{
-	const char	*host;
-
-	if ((host = httphead_field(h, "Host")) == NULL ||
-	    strncasecmp(origin, "http://", 7) != 0)
-		return (0);
-	return (strcasecmp(origin + 7, host) == 0);
-}
-
-/*
  * 1 when the Origin field, if any, may pass: the server's own, or one of
  * --allow-origin.  Only a browser sends Origin, for a page that may be
  * anyone's: with the token or without, a foreign one is kept out.
@@ -323,12 +307,19 @@ auth_origin_own(const struct httphead *h, const char *origin)
 int
 auth_origin_allowed(const struct listener *l, const struct httphead *h)
 {
-	const char	*origin;
+	const char	*origin, *host;
 	int		 i;
 
 	if ((origin = httphead_field(h, "Origin")) == NULL)
 		return (1);
-	if (auth_origin_own(h, origin))
+	/*
+	 * Its own: http:// and the Host the request came with (a Host that
+	 * auth_host_allowed let through where that matters), such as the
+	 * page web.c serves.
+	 */
+	if ((host = httphead_field(h, "Host")) != NULL &&
+	    strncasecmp(origin, "http://", 7) == 0 &&
+	    strcasecmp(origin + 7, host) == 0)
 		return (1);
 	for (i = 0; i < front->conf.norigins; i++)
 		if (strcasecmp(origin, front->conf.origins[i]) == 0)

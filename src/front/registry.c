@@ -586,14 +586,6 @@ registry_send_type(struct session *s, enum proto_type type)
 	return (id);
 }
 
-/* Ask the worker for its session, with nobody waiting on the answer. */
-static void
-registry_probe(struct session *s)
-{
-	if (registry_reachable(s) && s->probe_id == 0)
-		s->probe_id = registry_send_type(s, PROTO_INFO);
-}
-
 static void
 registry_set_responsive(struct session *s, int yes)
 {
@@ -604,7 +596,9 @@ registry_set_responsive(struct session *s, int yes)
 		log_info("session %s: its worker answers again", s->id);
 	else if (!yes) {
 		log_warnx("session %s: its worker is not responding", s->id);
-		registry_probe(s);
+		/* Ask for its session, with nobody waiting on the answer. */
+		if (registry_reachable(s) && s->probe_id == 0)
+			s->probe_id = registry_send_type(s, PROTO_INFO);
 	}
 	registry_serialise(s);
 }
@@ -632,17 +626,6 @@ registry_answer(struct session *s, enum httphead_route route,
 }
 
 static void
-registry_unlink_socket(const char *id)
-{
-	char	path[700];
-
-	/* A worker running as another user cannot remove it itself. */
-	snprintf(path, sizeof(path), "%s/sessions/%s.sock",
-	    front->conf.rundir, id);
-	(void)unlink(path);
-}
-
-static void
 registry_update(struct session *s, const msgpack_object *obj)
 {
 	json_t		*j;
@@ -661,15 +644,6 @@ registry_update(struct session *s, const msgpack_object *obj)
 		record_write(s);
 	if (strcmp(s->state, "exited") == 0)
 		registry_answer(s, ROUTE_SESSION_WAIT, NULL);
-}
-
-static void
-registry_send_hello(struct session *s)
-{
-	s->hello_id = registry_send_type(s, PROTO_HELLO);
-	s->hello_late = 0;
-	lws_sul_schedule(front->ctx, 0, &s->sul_link, registry_link_cb,
-	    REGISTRY_HELLO_MS * LWS_US_PER_MS);
 }
 
 /* The worker of a found session said who it is. */
@@ -1001,8 +975,13 @@ registry_handoff_check(struct session *s, char *why, size_t len)
 static void
 registry_finish(struct session *s)
 {
+	char	path[700];
+
 	if (!front->quit) {
-		registry_unlink_socket(s->id);
+		/* A worker running as another user cannot remove it itself. */
+		snprintf(path, sizeof(path), "%s/sessions/%s.sock",
+		    front->conf.rundir, s->id);
+		(void)unlink(path);
 		record_remove(s->id);
 	}
 	registry_answer_gone(s);
@@ -1132,7 +1111,10 @@ registry_connect(struct session *s)
 		close(fd);
 		goto later;
 	}
-	registry_send_hello(s);
+	s->hello_id = registry_send_type(s, PROTO_HELLO);
+	s->hello_late = 0;
+	lws_sul_schedule(front->ctx, 0, &s->sul_link, registry_link_cb,
+	    REGISTRY_HELLO_MS * LWS_US_PER_MS);
 	return;
 later:
 	if (s->link_tries < 10)

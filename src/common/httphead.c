@@ -41,13 +41,6 @@ httphead_vchar(unsigned char c)
 	return (c >= 0x21 && c <= 0x7e);
 }
 
-/* obs-text (0x80-0xff) is allowed in field values, never elsewhere. */
-static int
-httphead_fieldvchar(unsigned char c)
-{
-	return (httphead_vchar(c) || c >= 0x80);
-}
-
 /* Where the pieces of a head lie in the buffer, before anything is written. */
 struct httphead_span {
 	size_t	 off;
@@ -77,8 +70,6 @@ enum httphead_state {
 	HS_FIELD_LF,
 	HS_END_LF,
 };
-
-static int	httphead_decode1(const char *, size_t, size_t *, int);
 
 static enum httphead_result
 httphead_fail(enum httphead_result r, const char *what, const char **why)
@@ -262,7 +253,8 @@ httphead_scan(const char *buf, size_t n, struct httphead_scan *sc,
 			}
 			if (c == ' ' || c == '\t')
 				break;
-			if (!httphead_fieldvchar(c))
+			/* obs-text (0x80-0xff) is allowed here, nowhere else. */
+			if (!httphead_vchar(c) && c < 0x80)
 				return (httphead_fail(HTTPHEAD_BAD,
 				    "header value has invalid characters",
 				    why));
@@ -377,17 +369,34 @@ httphead_content_length(const char *s, size_t len)
 	return (v);
 }
 
-/* Tell a bad escape from an overlong path, for a better why. */
+/*
+ * Decode one byte of src at *i: %XX, and '+' as space when plus is set.
+ * Returns the byte, or -1 for a bad escape or an encoded NUL.
+ */
 static int
-httphead_escapes_ok(const char *s, size_t len)
+httphead_decode1(const char *src, size_t srclen, size_t *i, int plus)
 {
-	size_t	i = 0;
+	int	hi, lo, c;
 
-	while (i < len) {
-		if (httphead_decode1(s, len, &i, 0) < 0)
-			return (0);
+	c = (unsigned char)src[*i];
+	if (c == '\0')
+		return (-1);
+	if (c == '+' && plus) {
+		(*i)++;
+		return (' ');
 	}
-	return (1);
+	if (c != '%') {
+		(*i)++;
+		return (c);
+	}
+	if (srclen - *i < 3)
+		return (-1);
+	hi = httphead_hexval((unsigned char)src[*i + 1]);
+	lo = httphead_hexval((unsigned char)src[*i + 2]);
+	if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+		return (-1);
+	*i += 3;
+	return (hi * 16 + lo);
 }
 
 /* Dot segments and empty segments have no meaning in this API. */
@@ -493,9 +502,12 @@ httphead_meaning(const char *buf, const struct httphead_scan *sc,
 		plen++;
 	if (httphead_unescape(buf + sc->target.off, plen, h->path,
 	    sizeof(h->path)) < 0) {
-		if (!httphead_escapes_ok(buf + sc->target.off, plen))
-			return (httphead_fail(HTTPHEAD_BAD,
-			    "request path has invalid escapes", why));
+		/* Tell a bad escape from an overlong path, for a better why. */
+		for (i = 0; i < plen;)
+			if (httphead_decode1(buf + sc->target.off, plen, &i,
+			    0) < 0)
+				return (httphead_fail(HTTPHEAD_BAD,
+				    "request path has invalid escapes", why));
 		return (httphead_fail(HTTPHEAD_BAD,
 		    "request path too long", why));
 	}
@@ -565,36 +577,6 @@ httphead_field(const struct httphead *h, const char *name)
 			return (h->fields[i].value);
 	}
 	return (NULL);
-}
-
-/*
- * Decode one byte of src at *i: %XX, and '+' as space when plus is set.
- * Returns the byte, or -1 for a bad escape or an encoded NUL.
- */
-static int
-httphead_decode1(const char *src, size_t srclen, size_t *i, int plus)
-{
-	int	hi, lo, c;
-
-	c = (unsigned char)src[*i];
-	if (c == '\0')
-		return (-1);
-	if (c == '+' && plus) {
-		(*i)++;
-		return (' ');
-	}
-	if (c != '%') {
-		(*i)++;
-		return (c);
-	}
-	if (srclen - *i < 3)
-		return (-1);
-	hi = httphead_hexval((unsigned char)src[*i + 1]);
-	lo = httphead_hexval((unsigned char)src[*i + 2]);
-	if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-		return (-1);
-	*i += 3;
-	return (hi * 16 + lo);
 }
 
 static int

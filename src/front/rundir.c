@@ -56,7 +56,6 @@ rundir_check_parents(const char *path)
 			log_warn("%s", part);
 			return (-1);
 		}
-		why = NULL;
 		if (!S_ISDIR(st.st_mode))
 			why = "not a directory";
 		else if (st.st_uid != 0 && st.st_uid != geteuid())
@@ -112,36 +111,11 @@ rundir_resolve(char *dir, size_t len)
 
 /* A directory of ours, reached without a link, closed to others. */
 static int
-rundir_check_dir(int fd, const char *name)
-{
-	struct stat	 st;
-	const char	*why = NULL;
-
-	if (fstat(fd, &st) == -1) {
-		log_warn("%s", name);
-		return (-1);
-	}
-	if (st.st_uid != geteuid())
-		why = "owned by another user";
-	else
-		why = rundir_loose(&st, 0);
-	if (why != NULL) {
-		log_warnx("%s: refused, %s (lodged keeps its token and "
-		    "sockets there)", name, why);
-		return (-1);
-	}
-	if ((st.st_mode & 07777) != RUNDIR_MODE &&
-	    fchmod(fd, RUNDIR_MODE) == -1) {
-		log_warn("chmod %s", name);
-		return (-1);
-	}
-	return (0);
-}
-
-static int
 rundir_openat(int at, const char *path, const char *name)
 {
-	int	fd;
+	struct stat	 st;
+	const char	*why;
+	int		 fd;
 
 	if (mkdirat(at, path, RUNDIR_MODE) == -1 && errno != EEXIST) {
 		log_warn("mkdir %s", name);
@@ -156,11 +130,28 @@ rundir_openat(int at, const char *path, const char *name)
 			log_warn("%s", name);
 		return (-1);
 	}
-	if (rundir_check_dir(fd, name) == -1) {
-		close(fd);
-		return (-1);
+	if (fstat(fd, &st) == -1) {
+		log_warn("%s", name);
+		goto fail;
+	}
+	if (st.st_uid != geteuid())
+		why = "owned by another user";
+	else
+		why = rundir_loose(&st, 0);
+	if (why != NULL) {
+		log_warnx("%s: refused, %s (lodged keeps its token and "
+		    "sockets there)", name, why);
+		goto fail;
+	}
+	if ((st.st_mode & 07777) != RUNDIR_MODE &&
+	    fchmod(fd, RUNDIR_MODE) == -1) {
+		log_warn("chmod %s", name);
+		goto fail;
 	}
 	return (fd);
+fail:
+	close(fd);
+	return (-1);
 }
 
 /* An entry lodged replaces at start: if there, a socket of ours. */

@@ -268,6 +268,18 @@ auth_host_part(const char *v, char *out, size_t outlen)
 	return (0);
 }
 
+/* 1 when v is one of the n names an --allow-host or --allow-origin gave. */
+static int
+auth_listed(const char *v, char (*names)[256], int n)
+{
+	int	i;
+
+	for (i = 0; i < n; i++)
+		if (strcasecmp(v, names[i]) == 0)
+			return (1);
+	return (0);
+}
+
 /*
  * 1 when the Host field names this server: a loopback name or address,
  * the listener's own address, or an --allow-host name.  Checked on TCP
@@ -279,7 +291,6 @@ auth_host_allowed(const struct listener *l, const struct httphead *h)
 {
 	const char	*v;
 	char		 host[256], own[256];
-	int		 i;
 
 	if (l->is_unix || (!front->conf.no_auth && front->conf.nhosts == 0))
 		return (1);
@@ -293,10 +304,7 @@ auth_host_allowed(const struct listener *l, const struct httphead *h)
 	if (auth_host_part(l->name, own, sizeof(own)) == 0 &&
 	    strcasecmp(host, own) == 0)
 		return (1);
-	for (i = 0; i < front->conf.nhosts; i++)
-		if (strcasecmp(host, front->conf.hosts[i]) == 0)
-			return (1);
-	return (0);
+	return (auth_listed(host, front->conf.hosts, front->conf.nhosts));
 }
 
 /*
@@ -308,7 +316,6 @@ int
 auth_origin_allowed(const struct listener *l, const struct httphead *h)
 {
 	const char	*origin, *host;
-	int		 i;
 
 	if ((origin = httphead_field(h, "Origin")) == NULL)
 		return (1);
@@ -321,10 +328,8 @@ auth_origin_allowed(const struct listener *l, const struct httphead *h)
 	    strncasecmp(origin, "http://", 7) == 0 &&
 	    strcasecmp(origin + 7, host) == 0)
 		return (1);
-	for (i = 0; i < front->conf.norigins; i++)
-		if (strcasecmp(origin, front->conf.origins[i]) == 0)
-			return (1);
-	return (0);
+	return (auth_listed(origin, front->conf.origins,
+	    front->conf.norigins));
 }
 
 /*

@@ -64,9 +64,7 @@ discover_record(const char *file, const char *id)
 		    "workerPid"));
 		s->worker_start = (unsigned long long)json_integer_value(
 		    json_object_get(j, "workerStart"));
-		strlcpy(s->recorded, json_string_value(json_object_get(obj,
-		    "state")) != NULL ? json_string_value(json_object_get(obj,
-		    "state")) : "", sizeof(s->recorded));
+		strlcpy(s->recorded, s->state, sizeof(s->recorded));
 	}
 	json_decref(j);
 }

@@ -96,8 +96,7 @@ struct loop_ops {
 
 int	 loop_init(const struct loop_ops *);
 void	 loop_free(void);
-struct lws_context *loop_context(void);
-struct lws_vhost *loop_vhost(void);
+struct lws *loop_connect(struct lws_client_connect_info *);
 int	 loop_watch_input(void);
 void	 loop_pause_input(int);
 int	 loop_catch(int signo);

@@ -123,16 +123,13 @@ loop_free(void)
 	loop_in_fd = -1;
 }
 
-struct lws_context *
-loop_context(void)
+/* Connect a client (ws.c's stream) through our context. */
+struct lws *
+loop_connect(struct lws_client_connect_info *i)
 {
-	return (loop_ctx);
-}
-
-struct lws_vhost *
-loop_vhost(void)
-{
-	return (loop_vh);
+	i->context = loop_ctx;
+	i->vhost = loop_vh;
+	return (lws_client_connect_via_info(i));
 }
 
 static int

@@ -92,8 +92,6 @@ ws_open(const struct endpoint *ep, const char *path,
 	ws_close_code = 0;
 	ws_close_why[0] = '\0';
 	memset(&i, 0, sizeof(i));
-	i.context = loop_context();
-	i.vhost = loop_vhost();
 	if (ep->unix_path[0] != '\0') {
 		snprintf(addr, sizeof(addr), "+%s", ep->unix_path);
 		i.address = addr;
@@ -112,7 +110,7 @@ ws_open(const struct endpoint *ep, const char *path,
 	i.local_protocol_name = "lodge-ws";
 	i.pwsi = &ws_wsi;
 	strlcpy(ws_token, ep->token, sizeof(ws_token));
-	if (lws_client_connect_via_info(&i) == NULL) {
+	if (loop_connect(&i) == NULL) {
 		ws_end(0, "cannot connect");
 		return (-1);
 	}

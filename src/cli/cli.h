@@ -58,15 +58,15 @@ struct rest_reply {
 int	 rest_call(const struct endpoint *, const char *method,
 	     const char *path, json_t *body, int sink, struct rest_reply *);
 int	 rest_expect(const struct endpoint *, const char *, const char *,
-	     json_t *, int, struct rest_reply *);
+	     json_t *, int sink, int expect, struct rest_reply *);
 void	 rest_reply_free(struct rest_reply *);
-void	 rest_quiet(int);
 json_t	*rest_json(const struct rest_reply *);
 void	 rest_report(const struct rest_reply *);
 char	*rest_escape(const char *);
 void	 rest_report_noconnect(const struct endpoint *);
 
 /* report.c: what the user reads on stderr */
+void	 report_quiet(int);
 void	 report(const char *prefix, int with_errno, const char *, ...)
 	     __attribute__((format(printf, 3, 4)));
 #define report_error(...)	report("lodge: ", 1, __VA_ARGS__)

@@ -79,17 +79,10 @@ cmd_log_exec(const struct endpoint *ep, int argc, char **argv)
 	if ((path = target_path(ref, since_set ? suffix : "/log")) == NULL)
 		goto out;
 	/* The body goes straight to stdout as it arrives. */
-	n = rest_call(&t.ep, "GET", path, NULL, STDOUT_FILENO, &r);
+	n = rest_expect(&t.ep, "GET", path, NULL, STDOUT_FILENO, 200, &r);
 	free(path);
-	if (n == REST_NOCONNECT)
-		rest_report_noconnect(&t.ep);
-	if (n != REST_OK)
+	if (n == -1)
 		goto out;
-	if (r.status != 200) {
-		rest_report(&r);
-		rest_reply_free(&r);
-		goto out;
-	}
 	rest_reply_free(&r);
 	if (!follow) {
 		rc = 0;

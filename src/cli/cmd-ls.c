@@ -127,7 +127,7 @@ cmd_ls_exec(const struct endpoint *ep, int argc, char **argv)
 	}
 	if (optind != argc)
 		return (cmd_usage_error(&cmd_ls_entry, "no arguments, please"));
-	if (rest_expect(ep, "GET", "/v1/sessions", NULL, 200, &r) == -1)
+	if (rest_expect(ep, "GET", "/v1/sessions", NULL, -1, 200, &r) == -1)
 		return (CLI_EXIT_FAIL);
 	if ((j = rest_json(&r)) == NULL ||
 	    !json_is_array(list = json_object_get(j, "sessions"))) {

@@ -153,7 +153,7 @@ cmd_new_exec(const struct endpoint *ep, int argc, char **argv)
 		json_object_set_new(req, "rows", json_integer(rows));
 	}
 
-	if (rest_expect(ep, "POST", "/v1/sessions", req, 201, &r) == -1)
+	if (rest_expect(ep, "POST", "/v1/sessions", req, -1, 201, &r) == -1)
 		goto out;
 	s = rest_json(&r);
 	rest_reply_free(&r);

@@ -68,7 +68,7 @@ cmd_send_exec(const struct endpoint *ep, int argc, char **argv)
 	if ((path = target_path(argv[optind], "/input")) == NULL)
 		goto out;
 	body = json_pack("{s:s}", "dataBase64", b64);
-	if (rest_expect(ep, "POST", path, body, 204, &r) == 0) {
+	if (rest_expect(ep, "POST", path, body, -1, 204, &r) == 0) {
 		rest_reply_free(&r);
 		rc = 0;
 	}

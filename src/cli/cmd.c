@@ -176,7 +176,7 @@ cmd_each_session(const struct endpoint *ep, int argc, char **argv,
 
 	for (i = optind; i < argc; i++) {
 		if ((path = target_path(argv[i], suffix)) == NULL ||
-		    rest_expect(ep, method, path, body, 204, &r) == -1)
+		    rest_expect(ep, method, path, body, -1, 204, &r) == -1)
 			rc = CLI_EXIT_FAIL;
 		else
 			rest_reply_free(&r);

@@ -15,6 +15,15 @@
 #include "cli.h"
 #include "mpack.h"
 
+static int	report_is_quiet;
+
+/* While probing, failures are expected: report nothing. */
+void
+report_quiet(int quiet)
+{
+	report_is_quiet = quiet;
+}
+
 /* One line: prefix, the message and, with_errno, errno's text. */
 void
 report(const char *prefix, int with_errno, const char *fmt, ...)
@@ -24,6 +33,8 @@ report(const char *prefix, int with_errno, const char *fmt, ...)
 	int	 saved = errno, last;
 	int	 raw = tty_is_raw();
 
+	if (report_is_quiet)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);

@@ -23,24 +23,12 @@
 #define REST_HEAD_MAX	(64 * 1024)
 #define REST_BODY_MAX	(64 * 1024 * 1024)
 
-static int	rest_is_quiet;
-
 struct rest_conn {
 	int		 fd;
 	char		 buf[16384];
 	size_t		 len;		/* bytes in buf */
 	size_t		 off;		/* consumed */
 };
-
-/* Report a failure unless we are probing. */
-#define rest_warn(...) do {						\
-	if (!rest_is_quiet)						\
-		report_error(__VA_ARGS__);				\
-} while (0)
-#define rest_warnx(...) do {						\
-	if (!rest_is_quiet)						\
-		report_errorx(__VA_ARGS__);				\
-} while (0)
 
 static int
 rest_write_all(int fd, const char *p, size_t len, int sock)
@@ -196,7 +184,7 @@ rest_read_body(struct rest_conn *c, struct rest_reply *r, int64_t clen,
 	if (r->status != 200)
 		sink = -1;
 	if (clen > REST_BODY_MAX && sink == -1) {
-		rest_warnx("the reply from lodged is too large");
+		report_errorx("the reply from lodged is too large");
 		return (-1);
 	}
 	for (;;) {
@@ -208,13 +196,13 @@ rest_read_body(struct rest_conn *c, struct rest_reply *r, int64_t clen,
 				if (rest_write_all(sink, c->buf + c->off, n,
 				    0) == -1) {
 					if (errno != EPIPE)
-						rest_warn("write");
+						report_error("write");
 					return (-1);
 				}
 			} else {
 				want = r->len + n + 1;
 				if (want > REST_BODY_MAX) {
-					rest_warnx("the reply from lodged "
+					report_errorx("the reply from lodged "
 					    "is too large");
 					return (-1);
 				}
@@ -222,7 +210,7 @@ rest_read_body(struct rest_conn *c, struct rest_reply *r, int64_t clen,
 					cap = want < 4096 ? 4096 : want * 2;
 					if ((nb = realloc(r->body, cap)) ==
 					    NULL) {
-						rest_warn("realloc");
+						report_error("realloc");
 						return (-1);
 					}
 					r->body = nb;
@@ -238,20 +226,20 @@ rest_read_body(struct rest_conn *c, struct rest_reply *r, int64_t clen,
 			break;
 		if ((rd = rest_fill(c)) == 0) {
 			if (clen >= 0) {
-				rest_warnx("lodged closed the connection "
+				report_errorx("lodged closed the connection "
 				    "in the middle of a reply");
 				return (-1);
 			}
 			break;
 		}
 		if (rd == -1) {
-			rest_warn("read from lodged");
+			report_error("read from lodged");
 			return (-1);
 		}
 	}
 	if (sink == -1 && r->body == NULL) {
 		if ((r->body = strdup("")) == NULL) {
-			rest_warn("strdup");
+			report_error("strdup");
 			return (-1);
 		}
 	}
@@ -268,25 +256,18 @@ int
 rest_call(const struct endpoint *ep, const char *method, const char *path,
     json_t *body, int sink, struct rest_reply *r)
 {
-	struct rest_conn	*c;
+	struct rest_conn	 conn, *c = &conn;
 	char			*text = NULL, *end;
 	int64_t			 clen;
 	int			 chunked, saved, rc = REST_FAIL;
 	ssize_t			 rd;
 
 	memset(r, 0, sizeof(*r));
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		rest_warn("calloc");
-		return (REST_FAIL);
-	}
-	if ((c->fd = endpoint_connect(ep)) == -1) {
-		saved = errno;
-		free(c);
-		errno = saved;
+	c->len = c->off = 0;
+	if ((c->fd = endpoint_connect(ep)) == -1)
 		return (REST_NOCONNECT);
-	}
 	if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL) {
-		rest_warnx("cannot encode the request");
+		report_errorx("cannot encode the request");
 		goto out;
 	}
 	if (rest_send_request(ep, c->fd, method, path, text,
@@ -296,7 +277,7 @@ rest_call(const struct endpoint *ep, const char *method, const char *path,
 			rc = REST_NOCONNECT;
 			goto out;
 		}
-		rest_warn("write to lodged");
+		report_error("write to lodged");
 		goto out;
 	}
 	for (;;) {
@@ -305,13 +286,13 @@ rest_call(const struct endpoint *ep, const char *method, const char *path,
 			/* The body may hold NULs; the head may not. */
 			if (memchr(c->buf, '\0', (size_t)(end - c->buf)) !=
 			    NULL) {
-				rest_warnx("malformed reply from lodged");
+				report_errorx("malformed reply from lodged");
 				goto out;
 			}
 			break;
 		}
 		if (c->len >= sizeof(c->buf) - 1 || c->len > REST_HEAD_MAX) {
-			rest_warnx("the reply head from lodged is too "
+			report_errorx("the reply head from lodged is too "
 			    "large");
 			goto out;
 		}
@@ -323,7 +304,7 @@ rest_call(const struct endpoint *ep, const char *method, const char *path,
 				rc = REST_NOCONNECT;
 				goto out;
 			}
-			rest_warn("read from lodged");
+			report_error("read from lodged");
 			goto out;
 		}
 		if (rd == 0) {
@@ -332,7 +313,7 @@ rest_call(const struct endpoint *ep, const char *method, const char *path,
 				rc = REST_NOCONNECT;
 				goto out;
 			}
-			rest_warnx("lodged closed the connection without "
+			report_errorx("lodged closed the connection without "
 			    "a complete reply");
 			goto out;
 		}
@@ -341,11 +322,11 @@ rest_call(const struct endpoint *ep, const char *method, const char *path,
 	end[2] = '\0';
 	c->off = (size_t)(end + 4 - c->buf);
 	if (rest_parse_head(c->buf, r, &clen, &chunked) == -1) {
-		rest_warnx("malformed reply from lodged");
+		report_errorx("malformed reply from lodged");
 		goto out;
 	}
 	if (chunked) {
-		rest_warnx("lodged sent a chunked reply, which lodge "
+		report_errorx("lodged sent a chunked reply, which lodge "
 		    "does not read");
 		goto out;
 	}
@@ -358,16 +339,8 @@ out:
 		rest_reply_free(r);
 	free(text);
 	close(c->fd);
-	free(c);
 	errno = saved;
 	return (rc);
-}
-
-/* While probing, failures are expected: do not report them. */
-void
-rest_quiet(int quiet)
-{
-	rest_is_quiet = quiet;
 }
 
 void
@@ -416,16 +389,16 @@ rest_report(const struct rest_reply *r)
 }
 
 /*
- * A call whose reply must have status expect: 0 with r filled, or -1
- * with the failure reported (r then needs no freeing).
+ * A call (as rest_call's) whose reply must have status expect: 0 with r
+ * filled, or -1 with the failure reported (r then needs no freeing).
  */
 int
 rest_expect(const struct endpoint *ep, const char *method, const char *path,
-    json_t *body, int expect, struct rest_reply *r)
+    json_t *body, int sink, int expect, struct rest_reply *r)
 {
 	int	rc;
 
-	if ((rc = rest_call(ep, method, path, body, -1, r)) == REST_NOCONNECT)
+	if ((rc = rest_call(ep, method, path, body, sink, r)) == REST_NOCONNECT)
 		rest_report_noconnect(ep);
 	if (rc != REST_OK)
 		return (-1);

@@ -49,12 +49,12 @@ target_probe(const struct endpoint *ep, const char *sock, const char *ref)
 	if ((path = target_path(ref, "/log?since=" TARGET_PROBE_SINCE)) ==
 	    NULL)
 		return (0);
-	rest_quiet(1);
+	report_quiet(1);
 	if (rest_call(&wep, "GET", path, NULL, -1, &r) == REST_OK) {
 		ok = r.status == 200;
 		rest_reply_free(&r);
 	}
-	rest_quiet(0);
+	report_quiet(0);
 	free(path);
 	return (ok);
 }

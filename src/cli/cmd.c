@@ -114,17 +114,12 @@ cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 int
 cmd_bad_option(const struct cmd_entry *e, int ch, char **argv)
 {
-	const char	*arg = argv[optind - 1];
+	char		 letter[3] = { '-', (char)optopt, '\0' };
+	const char	*opt = optopt != 0 ? letter : argv[optind - 1];
 
-	if (ch == ':') {
-		if (optopt != 0)
-			return (cmd_usage_error(e, "option -%c needs a value",
-			    optopt));
-		return (cmd_usage_error(e, "option %s needs a value", arg));
-	}
-	if (optopt != 0)
-		return (cmd_usage_error(e, "unknown option -%c", optopt));
-	return (cmd_usage_error(e, "unknown option %s", arg));
+	if (ch == ':')
+		return (cmd_usage_error(e, "option %s needs a value", opt));
+	return (cmd_usage_error(e, "unknown option %s", opt));
 }
 
 /*

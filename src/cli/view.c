@@ -248,15 +248,10 @@ view_run(const struct target *t, const char *ref, enum view_mode mode,
 	strlcpy(view.name, ref, sizeof(view.name));
 	view.tty = isatty(STDIN_FILENO);
 	tty_exit_on_signals();
-	if (loop_init(&view_loop_ops) == -1)
-		return (CLI_EXIT_FAIL);
-	if ((path = view_request(ref, since)) == NULL) {
-		loop_free();
-		return (CLI_EXIT_FAIL);
-	}
-	if (mode == VIEW_ATTACH && view.tty && loop_catch(SIGWINCH) == -1) {
-		free(path);
-		loop_free();
+	if (loop_init(&view_loop_ops) == -1 || (mode == VIEW_ATTACH &&
+	    view.tty && loop_catch(SIGWINCH) == -1) ||
+	    (path = view_request(ref, since)) == NULL) {
+		loop_free();	/* safe after a loop_init that failed */
 		return (CLI_EXIT_FAIL);
 	}
 	(void)ws_open(&t->ep, path, &view_ws_ops);

@@ -265,6 +265,14 @@ class TestCliCommands(CliMixin, DaemonPerClass):
             self.assertEqual(p.returncode, 2, (args, p))
             self.assertTrue(p.stderr.decode().startswith("lodge: ") or
                             args == [], (args, p.stderr))
+        for args, line in ((["ls", "--bogus"], "ls: unknown option --bogus"),
+                           (["ls", "-x"], "ls: unknown option -x"),
+                           (["kill", "-s"], "kill: option -s needs a value"),
+                           (["-Q", "ls"], "unknown option -Q")):
+            p = self.lodge(*args)
+            self.assertEqual(p.returncode, 2, (args, p))
+            self.assertEqual(p.stderr.decode().splitlines()[0],
+                             "lodge: " + line)
         p = self.lodge("log", "no-such-session")
         self.assertEqual(p.returncode, 1, p)
         self.assertOneErrorLine(p, "no-such-session.*does not exist")

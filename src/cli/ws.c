@@ -85,12 +85,8 @@ ws_open(const struct endpoint *ep, const char *path,
 	static char			 addr[sizeof(ep->unix_path) + 2];
 	static char			 host[600];
 
+	/* Once per process (one stream per command): state starts zeroed. */
 	ws_ops = ops;
-	ws_ended = 0;
-	ws_closing = 0;
-	ws_established = 0;
-	ws_close_code = 0;
-	ws_close_why[0] = '\0';
 	memset(&i, 0, sizeof(i));
 	if (ep->unix_path[0] != '\0') {
 		snprintf(addr, sizeof(addr), "+%s", ep->unix_path);

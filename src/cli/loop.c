@@ -325,8 +325,6 @@ loop_output(int target, const void *data, size_t len)
 	o = loop_out_get(target);
 	if (o->broken)
 		return (-1);
-	if (o->off > 0 && o->off == o->len)
-		o->off = o->len = 0;
 	want = o->len + len;
 	if (want > o->cap) {
 		if (o->off > 0) {

@@ -116,13 +116,11 @@ static void
 cmd_exec_started(void)
 {
 	cx.started = 1;
-	if (cx.tty && cx.local_tty && tty_raw(STDIN_FILENO, TTY_RAW) == -1) {
+	if (cx.tty && cx.local_tty && tty_raw(STDIN_FILENO, TTY_RAW) == -1)
 		report_error("cannot set up the terminal");
-		loop_quit(CLI_EXIT_FAIL);
+	else if (loop_watch_input() == 0)
 		return;
-	}
-	if (loop_watch_input() == -1)
-		loop_quit(CLI_EXIT_FAIL);
+	loop_quit(CLI_EXIT_FAIL);
 }
 
 static void

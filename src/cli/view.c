@@ -121,17 +121,13 @@ view_attached(const msgpack_object *m)
 	if (!view_interactive())
 		return;
 	if (view.tty && tty_raw(STDIN_FILENO, view.pty ? TTY_RAW :
-	    TTY_CHAR) == -1) {
+	    TTY_CHAR) == -1)
 		report_error("cannot set up the terminal");
-		view.failed = 1;
-		ws_close();
-		return;
-	}
 	/* Read from now on: what comes before "live" is dropped. */
-	if (loop_watch_input() == -1) {
-		view.failed = 1;
-		ws_close();
-	}
+	else if (loop_watch_input() == 0)
+		return;
+	view.failed = 1;
+	ws_close();
 }
 
 static void

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "front.h"
@@ -60,7 +59,7 @@ struct exec_call {
 	struct conn		*conn;
 	int			 base64;
 	size_t			 max_output;
-	struct timespec		 t0;
+	uint64_t		 t0;		/* metrics_now() at the start */
 	struct exec_buf		 out, err;
 	size_t			 reserved;	/* of --exec-memory */
 
@@ -218,7 +217,6 @@ exec_exited(void *arg, const msgpack_object *o, int *fds)
 	struct conn		*c;
 	struct conn_source	 src;
 	struct reply		 r;
-	struct timespec		 t1;
 	const char		*sig;
 	double			 ms;
 	int64_t			 st = 0;
@@ -228,7 +226,7 @@ exec_exited(void *arg, const msgpack_object *o, int *fds)
 
 	if ((e = exec_find(o)) == NULL)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(metrics_now() - e->t0) / 1000.0;
 	exec_output(arg, o, fds);
 	(void)mpack_get_int(o, "status", INT32_MIN, INT32_MAX, &st);
 	(void)mpack_get_bool(o, "timedOut", &timed_out);
@@ -238,8 +236,6 @@ exec_exited(void *arg, const msgpack_object *o, int *fds)
 		return;
 	}
 	exec_unlist(e);
-	ms = (double)(t1.tv_sec - e->t0.tv_sec) * 1000.0 +
-	    (double)(t1.tv_nsec - e->t0.tv_nsec) / 1e6;
 	if (WIFEXITED(st))
 		snprintf(code, sizeof(code), "%d", (int)WEXITSTATUS(st));
 	else
@@ -363,7 +359,7 @@ exec_start(struct conn *c, const msgpack_object *o, const struct passwd *pw,
 		return;
 	}
 	exec_reserved += e->reserved;
-	clock_gettime(CLOCK_MONOTONIC, &e->t0);
+	e->t0 = metrics_now();
 	LIST_INSERT_HEAD(&exec_calls, e, entry);
 	c->exec = e;
 	r->kind = REPLY_WAIT;

@@ -171,11 +171,9 @@ api_metrics(struct conn *c, struct session *s, const msgpack_object *o,
 		    "and token holders");
 	else if ((body = metrics_render(&len)) == NULL)
 		reply_error(r, 500, "internal", "out of memory");
-	else {
+	else
 		reply_body(r, 200, "text/plain; version=0.0.4; charset=utf-8",
-		    body, len);
-		r->owned = body;
-	}
+		    body, len)->owned = body;
 }
 
 /* A reply of GET /v1/sessions being sent: how far into its listing. */

@@ -54,8 +54,7 @@ reply_json(struct reply *r, int status, json_t *j)
 		memset(r, 0, sizeof(*r));	/* REPLY_CLOSE */
 		return (r);
 	}
-	reply_body(r, status, "application/json", s, strlen(s));
-	r->owned = s;
+	reply_body(r, status, "application/json", s, strlen(s))->owned = s;
 	return (r);
 }
 

@@ -88,10 +88,9 @@ web_reply(struct reply *r, int status, const char *ctype, const char *fields,
 	strlcpy(r->fields, fields, sizeof(r->fields));
 }
 
-/* A small HTML page for an error: it needs no style and no script. */
+/* A small HTML page for a 404: it needs no style and no script. */
 static void
-web_error(struct reply *r, int status, const char *title, const char *text,
-    int head_only)
+web_404(struct reply *r, const char *title, const char *text, int head_only)
 {
 	char	*body;
 	int	 n;
@@ -106,7 +105,7 @@ web_error(struct reply *r, int status, const char *title, const char *text,
 		free(body);
 		body = NULL;
 	}
-	web_reply(r, status, "text/html; charset=utf-8", WEB_FIELDS, body,
+	web_reply(r, 404, "text/html; charset=utf-8", WEB_FIELDS, body,
 	    (size_t)n);
 }
 
@@ -180,9 +179,8 @@ web_file(struct conn *c, const char *rel, int head_only, struct reply *r)
 
 	if ((root = open(front->conf.web_root, O_PATH | O_DIRECTORY |
 	    O_CLOEXEC)) == -1) {
-		web_error(r, 404, "No web terminal here", "lodged has no "
-		    "page to serve: its web root (--web-root) is missing.",
-		    head_only);
+		web_404(r, "No web terminal here", "lodged has no page to "
+		    "serve: its web root (--web-root) is missing.", head_only);
 		return;
 	}
 	fd = web_open(root, rel);
@@ -193,14 +191,14 @@ web_file(struct conn *c, const char *rel, int head_only, struct reply *r)
 			log_warn("web root: %s", rel);
 		if (fd != -1)
 			close(fd);
-		web_error(r, 404, "Not found", "No such file.", head_only);
+		web_404(r, "Not found", "No such file.", head_only);
 		return;
 	}
 	if (st.st_size > WEB_FILE_MAX) {
 		close(fd);
 		log_warnx("web root: %s is larger than %d bytes", rel,
 		    WEB_FILE_MAX);
-		web_error(r, 404, "Not found", "No such file.", head_only);
+		web_404(r, "Not found", "No such file.", head_only);
 		return;
 	}
 	snprintf(etag, sizeof(etag), "\"%llx-%lx-%llx\"",
@@ -250,7 +248,7 @@ web_request(struct conn *c, struct reply *r)
 		web_reply(r, 302, NULL, WEB_FIELDS "Location: " WEB_PREFIX
 		    "\r\n", NULL, 0);
 	else if ((rel = web_relative(path)) == NULL)
-		web_error(r, 404, "Not found", "No such file.", head_only);
+		web_404(r, "Not found", "No such file.", head_only);
 	else
 		web_file(c, rel, head_only, r);
 	return (1);

@@ -34,14 +34,13 @@
  * for a while: closing with unread bytes would reset the connection, and
  * the peer could lose the reply.  Bounded in time and bytes, never kept.
  */
-#define CONN_LINGER_MS		2000
+#define CONN_LINGER_SEC		2
 #define CONN_LINGER_MAX		(16 * 1024 * 1024)
 #define CONN_LINGER_READS	4
 #define CONN_ROOT_RESERVE	16
 #define CONN_CHUNK		65536	/* a piece of a streamed reply */
 #define CONN_HEAD_MAX		2048	/* a reply's status line and fields */
 
-static void	conn_arm_timeout(struct conn *, int seconds);
 static void	conn_fail(struct conn *, int status, const char *code,
 		    const char *why);
 
@@ -127,42 +126,6 @@ conn_admit(int fd, struct listener *l, struct peer_key *k)
 	return (0);
 }
 
-struct conn *
-conn_new(int fd, struct listener *l)
-{
-	struct conn	*c;
-	struct peer_key	 k;
-	struct ucred	 cred;
-	socklen_t	 len = sizeof(cred);
-
-	if (conn_admit(fd, l, &k) == -1)
-		return (NULL);
-	metrics_count(M_CONNECTIONS);
-	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return (NULL);
-	c->ffd.kind = FFD_CONN;
-	c->ffd.ptr = c;
-	c->fd = fd;
-	c->l = l;
-	c->peer_uid = k.is_unix ? (uid_t)k.uid : (uid_t)-1;
-	c->peer_pid = -1;
-	if (k.is_unix && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred,
-	    &len) == 0)
-		c->peer_pid = cred.pid;
-	if ((c->buf = malloc(front->conf.max_head + 1)) == NULL ||
-	    (c->peer = peer_hold(&k)) == NULL ||
-	    (c->wsi = front_adopt(fd, &c->ffd)) == NULL) {
-		peer_release(c->peer);
-		free(c->buf);
-		free(c);
-		return (NULL);
-	}
-	conn_count++;
-	c->state = CONN_HEAD;
-	conn_arm_timeout(c, front->conf.head_timeout);
-	return (c);
-}
-
 static void
 conn_close(struct conn *c)
 {
@@ -224,6 +187,42 @@ conn_arm_timeout(struct conn *c, int seconds)
 {
 	lws_sul_schedule(front->ctx, 0, &c->sul, conn_timeout_cb,
 	    (lws_usec_t)seconds * LWS_US_PER_SEC);
+}
+
+struct conn *
+conn_new(int fd, struct listener *l)
+{
+	struct conn	*c;
+	struct peer_key	 k;
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+
+	if (conn_admit(fd, l, &k) == -1)
+		return (NULL);
+	metrics_count(M_CONNECTIONS);
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return (NULL);
+	c->ffd.kind = FFD_CONN;
+	c->ffd.ptr = c;
+	c->fd = fd;
+	c->l = l;
+	c->peer_uid = k.is_unix ? (uid_t)k.uid : (uid_t)-1;
+	c->peer_pid = -1;
+	if (k.is_unix && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred,
+	    &len) == 0)
+		c->peer_pid = cred.pid;
+	if ((c->buf = malloc(front->conf.max_head + 1)) == NULL ||
+	    (c->peer = peer_hold(&k)) == NULL ||
+	    (c->wsi = front_adopt(fd, &c->ffd)) == NULL) {
+		peer_release(c->peer);
+		free(c->buf);
+		free(c);
+		return (NULL);
+	}
+	conn_count++;
+	c->state = CONN_HEAD;
+	conn_arm_timeout(c, front->conf.head_timeout);
+	return (c);
 }
 
 /* Read and drop len bytes already in the socket (a peeked head). */
@@ -360,8 +359,7 @@ conn_linger(struct conn *c)
 	c->buflen = 0;
 	free(c->body);
 	c->body = NULL;
-	lws_sul_schedule(front->ctx, 0, &c->sul, conn_timeout_cb,
-	    (lws_usec_t)CONN_LINGER_MS * LWS_US_PER_MS);
+	conn_arm_timeout(c, CONN_LINGER_SEC);
 	lws_rx_flow_control(c->wsi, 1);
 }
 
@@ -653,12 +651,10 @@ conn_peek_retry_cb(lws_sorted_usec_list_t *sul)
 		return;
 	lws_rx_flow_control(c->wsi, 1);
 	if (c->peek_tries * CONN_PEEK_RETRY_MS >
-	    front->conf.head_timeout * 1000) {
-		conn_fail(c, 408, "request_timeout",
-		    "the request head did not arrive in time");
-		return;
-	}
-	conn_head(c);
+	    front->conf.head_timeout * 1000)
+		conn_timeout_cb(sul);	/* the head's 408 */
+	else
+		conn_head(c);
 }
 
 static void

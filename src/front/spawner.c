@@ -31,7 +31,7 @@ static struct {
 	struct lws	*wsi;
 	pid_t		 pid;
 	int		 up;
-} spawner = { .ctl = { .fd = -1 } };
+} spawner = { .ffd = { .kind = FFD_TEMPLATE }, .ctl = { .fd = -1 } };
 
 int
 spawner_start(void)
@@ -89,8 +89,6 @@ spawner_start(void)
 	fcntl(sp[0], F_SETFL, O_NONBLOCK);
 	spawner.pid = pid;
 	spawner.up = 1;
-	spawner.ffd.kind = FFD_TEMPLATE;
-	spawner.ffd.ptr = &spawner;
 	if (front->ctx != NULL &&
 	    (spawner.wsi = front_adopt(sp[0], &spawner.ffd)) == NULL) {
 		ctl_close(&spawner.ctl);

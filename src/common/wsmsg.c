@@ -144,10 +144,8 @@ wsmsg_pack_status(msgpack_packer *pk, int exited, int status)
 		mpack_kv_int(pk, "exitCode", WEXITSTATUS(status));
 	else
 		mpack_kv_nil(pk, "exitCode");
-	if (exited && WIFSIGNALED(status))
-		mpack_kv_str(pk, "signal", signame_name(WTERMSIG(status)));
-	else
-		mpack_kv_nil(pk, "signal");
+	mpack_kv_str(pk, "signal", exited && WIFSIGNALED(status) ?
+	    signame_name(WTERMSIG(status)) : NULL);
 }
 
 void

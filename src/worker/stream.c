@@ -238,9 +238,7 @@ stream_fd_close(struct stream_fd *f)
 static void
 stream_check_final(void)
 {
-	if (st.final || !st.reaped)
-		return;
-	if (st.out.open || st.err.open)
+	if (st.final || !st.reaped || st.out.open || st.err.open)
 		return;
 	st.final = 1;
 	lws_sul_cancel(&st.sul_drain);

@@ -660,6 +660,24 @@ worker_setup(int ctlfd, const msgpack_object *o, struct ctl *c)
 		worker_fail(c, 500, "internal", "cannot adopt fds");
 }
 
+/*
+ * libwebsockets 4.1 polls with the time to its next timer in whole
+ * milliseconds, rounded down: in the last millisecond before a timer is
+ * due it polls with no timeout, again and again (a hundred or more polls
+ * each time).  While output flows, the update's timer comes due twice a
+ * second and the gather's after every burst, so both run here, up to that
+ * millisecond early, as soon as a poll returns inside it; neither minds.
+ */
+static void
+worker_timer_early(lws_sorted_usec_list_t *sul)
+{
+	if (lws_dll2_is_detached(&sul->list) ||
+	    sul->us - lws_now_usecs() >= LWS_US_PER_MS)
+		return;
+	lws_sul_cancel(sul);
+	sul->cb(sul);
+}
+
 void
 worker_main(int ctlfd, const msgpack_object *spawn)
 {
@@ -690,6 +708,8 @@ worker_main(int ctlfd, const msgpack_object *spawn)
 	while (worker->quitting < 2) {
 		if (lws_service(worker->ctx, 0) < 0)
 			break;
+		worker_timer_early(&worker->sul_update);
+		worker_timer_early(&worker->sul_gather);
 		txhold_service();
 		if (worker->quitting == 1 && worker->nclients == 0)
 			break;

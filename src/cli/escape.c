@@ -14,18 +14,6 @@
 
 #include "cli.h"
 
-static int
-escape_hex(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return (ch - '0');
-	if (ch >= 'a' && ch <= 'f')
-		return (ch - 'a' + 10);
-	if (ch >= 'A' && ch <= 'F')
-		return (ch - 'A' + 10);
-	return (-1);
-}
-
 /*
  * Decode in into a new buffer (*out, *outlen bytes, NUL-terminated for
  * convenience).  -1 with a reason in why on a bad escape or no memory.
@@ -36,9 +24,8 @@ escape_decode(const char *in, char **out, size_t *outlen, char *why,
 {
 	/* The one-letter escapes, and the bytes they stand for. */
 	static const char	 names[] = "nrte\\", bytes[] = "\n\r\t\033\\";
-	char			*buf, *p;
+	char			*buf, *p, hex[3] = "";
 	const char		*s, *known;
-	int			 hi, lo;
 
 	if ((buf = malloc(strlen(in) + 1)) == NULL) {
 		snprintf(why, whylen, "out of memory");
@@ -55,13 +42,14 @@ escape_decode(const char *in, char **out, size_t *outlen, char *why,
 		}
 		switch (*s) {
 		case 'x':
-			if ((hi = escape_hex((unsigned char)s[1])) == -1 ||
-			    (lo = escape_hex((unsigned char)s[2])) == -1) {
+			if (!isxdigit((unsigned char)s[1]) ||
+			    !isxdigit((unsigned char)s[2])) {
 				snprintf(why, whylen, "\\x needs two hex "
 				    "digits");
 				goto bad;
 			}
-			*p++ = (char)(hi * 16 + lo);
+			memcpy(hex, s + 1, 2);
+			*p++ = (char)strtol(hex, NULL, 16);
 			s += 2;
 			break;
 		case '\0':

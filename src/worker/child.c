@@ -176,23 +176,14 @@ child_spec_free(struct child_spec *s)
 	s->argv = s->envp = NULL;
 }
 
-static const char *
-child_stage_name(int stage)
-{
-	switch (stage) {
-	case CHILD_STAGE_TTY:
-		return ("cannot set up the terminal");
-	case CHILD_STAGE_CHDIR:
-		return ("cannot change to workDir");
-	case CHILD_STAGE_USER:
-		return ("cannot become the user");
-	case CHILD_STAGE_RESOLVE:
-	case CHILD_STAGE_EXEC:
-		return ("cannot execute");
-	default:
-		return ("cannot set up the process");
-	}
-}
+static const char *const child_stage_names[] = {
+	[CHILD_STAGE_SETUP] = "cannot set up the process",
+	[CHILD_STAGE_TTY] = "cannot set up the terminal",
+	[CHILD_STAGE_CHDIR] = "cannot change to workDir",
+	[CHILD_STAGE_USER] = "cannot become the user",
+	[CHILD_STAGE_RESOLVE] = "cannot execute",
+	[CHILD_STAGE_EXEC] = "cannot execute",
+};
 
 /* What this process ignores; a plain mask, as glibc's sigset_t calls
  * refuse the signals it reserves. */
@@ -508,23 +499,25 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 	struct child_error	 ce;
 	struct child_args	 a;
 	char			 slave[128], path[PATH_MAX];
-	const char		*file, *pathenv, *what;
+	const char		*what;
 	int			 ep[2] = { -1, -1 }, ip[2] = { -1, -1 };
 	int			 op[2] = { -1, -1 }, xp[2] = { -1, -1 };
-	int			 master = -1, in, out, err, full = 0;
-	char			**shargv = NULL;
-	ssize_t			 i;
-	ssize_t			 n;
+	int			 master = -1, full = 0;
+	ssize_t			 i, n;
 	pid_t			 pid;
 
 	memset(c, 0, sizeof(*c));
 	c->master = c->in = c->out = c->err = -1;
+	memset(&a, 0, sizeof(a));
+	a.s = s;
+	a.path = path;
+	a.pathlen = sizeof(path);
 	/* A login shell's argv[0] is "-sh": run SHELL itself. */
-	file = s->login ? child_getenv(s->envp, "SHELL") : s->argv[0];
-	if (file == NULL)
-		file = "/bin/sh";
-	if ((pathenv = child_getenv(s->envp, "PATH")) == NULL)
-		pathenv = "/usr/local/bin:/usr/bin:/bin";
+	a.file = s->login ? child_getenv(s->envp, "SHELL") : s->argv[0];
+	if (a.file == NULL)
+		a.file = "/bin/sh";
+	if ((a.pathenv = child_getenv(s->envp, "PATH")) == NULL)
+		a.pathenv = "/usr/local/bin:/usr/bin:/bin";
 	path[0] = '\0';
 	if (pipe2(ep, O_CLOEXEC) == -1)
 		goto syserr;
@@ -541,48 +534,36 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 			goto syserr;
 		if (child_set_size(master, s->cols, s->rows) == -1)
 			goto syserr;
-		in = out = err = -1;
+		a.slave = slave;	/* it is the child's 0-2 */
 	} else if (s->given) {
-		in = s->fds[0];
-		out = s->fds[1];
-		err = s->fds[2];
+		a.in = s->fds[0];
+		a.out = s->fds[1];
+		a.err = s->fds[2];
 	} else {
 		if (pipe2(ip, O_CLOEXEC) == -1 || pipe2(op, O_CLOEXEC) == -1 ||
 		    pipe2(xp, O_CLOEXEC) == -1)
 			goto syserr;
-		in = ip[0];
-		out = op[1];
-		err = xp[1];
+		a.in = ip[0];
+		a.out = op[1];
+		a.err = xp[1];
 	}
 
 	/* Built before vfork: the child may not allocate. */
 	if (!s->login) {
 		for (n = 0; s->argv[n] != NULL; n++)
 			;
-		if ((shargv = calloc((size_t)n + 2, sizeof(char *))) == NULL)
+		if ((a.shargv = calloc((size_t)n + 2, sizeof(char *))) == NULL)
 			goto syserr;
-		shargv[0] = "sh";
-		shargv[1] = path;
+		a.shargv[0] = "sh";
+		a.shargv[1] = path;
 		for (i = 1; i < n; i++)
-			shargv[i + 1] = s->argv[i];
+			a.shargv[i + 1] = s->argv[i];
 	}
 	child_find_ignored();
-	memset(&a, 0, sizeof(a));
-	a.s = s;
-	a.file = file;
-	a.pathenv = pathenv;
-	a.path = path;
-	a.pathlen = sizeof(path);
-	a.shargv = shargv;
-	a.slave = s->pty ? slave : NULL;
 	a.parent = getpid();
-	a.in = in;
-	a.out = out;
-	a.err = err;
 	a.errfd = ep[1];
 	pid = child_vfork(&a);
-	free(shargv);
-	shargv = NULL;
+	free(a.shargv);
 	if (pid == -1)
 		goto syserr;
 	close(ep[1]);
@@ -602,14 +583,15 @@ child_start(const struct child_spec *s, struct child *c, char *why,
 		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 			;
 		what = ce.stage == CHILD_STAGE_CHDIR ? s->workdir :
-		    ce.stage == CHILD_STAGE_RESOLVE ? file :
+		    ce.stage == CHILD_STAGE_RESOLVE ? a.file :
 		    ce.stage == CHILD_STAGE_EXEC ? path : NULL;
 		if (what != NULL)
 			snprintf(why, whylen, "%s '%s': %s",
-			    child_stage_name(ce.stage), what, strerror(ce.err));
+			    child_stage_names[ce.stage], what,
+			    strerror(ce.err));
 		else
 			snprintf(why, whylen, "%s: %s",
-			    child_stage_name(ce.stage), strerror(ce.err));
+			    child_stage_names[ce.stage], strerror(ce.err));
 		goto fail;
 	}
 	c->pid = pid;

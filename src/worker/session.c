@@ -104,12 +104,10 @@ session_output(struct worker_fd *wf)
 		 * callback, so one read is not written to every client in a
 		 * row; small output of the process's own is gathered.
 		 */
-		if (brief && session_gather())
-			;
-		else if (brief)
-			worker_send_clients();
-		else
+		if (!brief)
 			worker_wake_clients();
+		else if (!session_gather())
+			worker_send_clients();
 		worker_output_changed();
 	}
 	session_check_final();
@@ -123,8 +121,9 @@ session_ttl_cb(lws_sorted_usec_list_t *sul)
 	session_delete(NULL, 0);
 }
 
+/* The exit is final (also the drain deadline's callback). */
 static void
-session_finalise(void)
+session_finalise(lws_sorted_usec_list_t *sul)
 {
 	struct worker_fd	**fds[3] = { &worker->out, &worker->err,
 				    &worker->in };
@@ -159,22 +158,30 @@ session_finalise(void)
 	worker_wake_clients();
 }
 
-static void
-session_drain_cb(lws_sorted_usec_list_t *sul)
-{
-	session_finalise();
-}
-
 void
 session_check_final(void)
 {
 	if (worker->final || !worker->reaped)
 		return;
 	if (!worker->out_open && !worker->err_open)
-		session_finalise();
+		session_finalise(NULL);
 }
 
-static void	session_delete_done(void);
+static void
+session_delete_done(void)
+{
+	int	i;
+
+	lws_sul_cancel(&worker->sul_delete);
+	session_finalise(NULL);
+	worker_quit();
+	control_broadcast_gone();
+	for (i = 0; i < worker->ndelete; i++)
+		if (worker->delete_ctl[i] != NULL)
+			control_send_reply(worker->delete_ctl[i],
+			    worker->delete_waiters[i], 204, NULL, NULL, 0);
+	worker->ndelete = 0;
+}
 
 void
 session_reap(void)
@@ -188,7 +195,7 @@ session_reap(void)
 		worker->reaped = 1;
 		worker->status = status;
 		lws_sul_schedule(worker->ctx, 0, &worker->sul_drain,
-		    session_drain_cb, WORKER_DRAIN_MS * LWS_US_PER_MS);
+		    session_finalise, WORKER_DRAIN_MS * LWS_US_PER_MS);
 		session_check_final();
 	}
 	/*
@@ -288,23 +295,6 @@ session_resize(int cols, int rows, char *why, size_t whylen)
 		worker_broadcast_update();
 	}
 	return (204);
-}
-
-static void
-session_delete_done(void)
-{
-	int	i;
-
-	lws_sul_cancel(&worker->sul_delete);
-	if (!worker->final)
-		session_finalise();
-	worker_quit();
-	control_broadcast_gone();
-	for (i = 0; i < worker->ndelete; i++)
-		if (worker->delete_ctl[i] != NULL)
-			control_send_reply(worker->delete_ctl[i],
-			    worker->delete_waiters[i], 204, NULL, NULL, 0);
-	worker->ndelete = 0;
 }
 
 static void

@@ -33,8 +33,6 @@ static LIST_HEAD(, txhold)	txhold_held = LIST_HEAD_INITIALIZER(txhold_held);
 static struct lws_context	*txhold_ctx;
 static lws_sorted_usec_list_t	 txhold_sul;
 
-static void	txhold_timer_cb(lws_sorted_usec_list_t *);
-
 static void
 txhold_rx(struct txhold *h, int allow)
 {
@@ -63,25 +61,6 @@ txhold_init(struct txhold *h, struct lws *wsi)
 	txhold_ctx = lws_get_context(wsi);
 }
 
-/* After every lws_write on the connection. */
-void
-txhold_wrote(struct txhold *h)
-{
-	if (h->wsi == NULL || h->dead || !lws_partial_buffered(h->wsi))
-		return;
-	if (!h->held) {
-		h->held = 1;
-		LIST_INSERT_HEAD(&txhold_held, h, entry);
-	}
-	txhold_rx(h, 0);
-	/* The rest goes out when writable; the callback then releases. */
-	lws_callback_on_writable(h->wsi);
-	if (lws_dll2_is_detached(&txhold_sul.list))
-		lws_sul_schedule(txhold_ctx, 0, &txhold_sul, txhold_timer_cb,
-		    TXHOLD_PEEK_MS * LWS_US_PER_MS);
-}
-
-/* At the start of a writeable callback: nothing is held any more. */
 /* The connection is closing: forget it. */
 void
 txhold_forget(struct txhold *h)
@@ -137,6 +116,24 @@ txhold_timer_cb(lws_sorted_usec_list_t *sul)
 {
 	txhold_service();
 	if (!LIST_EMPTY(&txhold_held))
+		lws_sul_schedule(txhold_ctx, 0, &txhold_sul, txhold_timer_cb,
+		    TXHOLD_PEEK_MS * LWS_US_PER_MS);
+}
+
+/* After every lws_write on the connection. */
+void
+txhold_wrote(struct txhold *h)
+{
+	if (h->wsi == NULL || h->dead || !lws_partial_buffered(h->wsi))
+		return;
+	if (!h->held) {
+		h->held = 1;
+		LIST_INSERT_HEAD(&txhold_held, h, entry);
+	}
+	txhold_rx(h, 0);
+	/* The rest goes out when writable; the callback then releases. */
+	lws_callback_on_writable(h->wsi);
+	if (lws_dll2_is_detached(&txhold_sul.list))
 		lws_sul_schedule(txhold_ctx, 0, &txhold_sul, txhold_timer_cb,
 		    TXHOLD_PEEK_MS * LWS_US_PER_MS);
 }

@@ -89,64 +89,59 @@ child_env_set(char ***v, size_t *n, const char *kv)
 	return (child_strv_add(v, n, kv));
 }
 
-static char **
-child_environ(const struct spawnreq *r, const char *user, const char *home,
-    const char *shell, int pty)
+/* The environment into *v; on failure *v holds what was made so far. */
+static int
+child_environ(char ***v, const struct spawnreq *r, const char *user,
+    const char *home, const char *shell, int pty)
 {
 	const char	*const set[][2] = {
 		{ "HOME", home }, { "USER", user }, { "LOGNAME", user },
 		{ "SHELL", shell }, { "PATH", "/usr/local/sbin:/usr/local/bin:"
 		    "/usr/sbin:/usr/bin:/sbin:/bin" }, { "LANG", getenv("LANG") }
 	};
-	char		**v = NULL, buf[2048];
+	char		 buf[2048];
 	size_t		 n = 0, i;
 
 	for (i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
 		if (set[i][1] == NULL)
 			continue;	/* LANG: only if lodged has one */
 		snprintf(buf, sizeof(buf), "%s=%s", set[i][0], set[i][1]);
-		if (child_env_set(&v, &n, buf) == -1)
-			goto fail;
+		if (child_env_set(v, &n, buf) == -1)
+			return (-1);
 	}
-	if (pty && child_env_set(&v, &n, "TERM=xterm-256color") == -1)
-		goto fail;
+	if (pty && child_env_set(v, &n, "TERM=xterm-256color") == -1)
+		return (-1);
 	for (i = 0; i < r->nenv; i++)
-		if (child_env_set(&v, &n, r->env[i]) == -1)
-			goto fail;
-	return (v);
-fail:
-	child_strv_free(v);
-	return (NULL);
+		if (child_env_set(v, &n, r->env[i]) == -1)
+			return (-1);
+	return (0);
 }
 
-static char **
-child_argv(const struct spawnreq *r, const char *shell)
+/* The argument vector into *v, as child_environ makes the environment. */
+static int
+child_argv(char ***v, const struct spawnreq *r, const char *shell)
 {
-	char		**v = NULL, login[PATH_MAX];
+	char		 login[PATH_MAX];
 	size_t		 n = 0, i;
 	const char	*base;
 
 	if (r->args != NULL) {
 		for (i = 0; i < r->nargs; i++)
-			if (child_strv_add(&v, &n, r->args[i]) == -1)
-				goto fail;
+			if (child_strv_add(v, &n, r->args[i]) == -1)
+				return (-1);
 	} else if (r->command != NULL) {
-		if (child_strv_add(&v, &n, shell) == -1 ||
-		    child_strv_add(&v, &n, "-c") == -1 ||
-		    child_strv_add(&v, &n, r->command) == -1)
-			goto fail;
+		if (child_strv_add(v, &n, shell) == -1 ||
+		    child_strv_add(v, &n, "-c") == -1 ||
+		    child_strv_add(v, &n, r->command) == -1)
+			return (-1);
 	} else {
 		/* A login shell: argv[0] begins with '-', as login(1) does. */
 		base = strrchr(shell, '/');
 		base = base != NULL ? base + 1 : shell;
 		snprintf(login, sizeof(login), "-%s", base);
-		if (child_strv_add(&v, &n, login) == -1)
-			goto fail;
+		return (child_strv_add(v, &n, login));
 	}
-	return (v);
-fail:
-	child_strv_free(v);
-	return (NULL);
+	return (0);
 }
 
 int
@@ -154,14 +149,13 @@ child_spec_init(struct child_spec *s, const struct spawnreq *r,
     const char *user, const char *home, const char *shell, int pty)
 {
 	memset(s, 0, sizeof(*s));
-	s->argv = child_argv(r, shell);
-	s->envp = child_environ(r, user, home, shell, pty);
 	s->workdir = r->workdir != NULL ? r->workdir : home;
 	s->pty = pty;
 	s->cols = r->cols;
 	s->rows = r->rows;
 	s->cgroup_fd = -1;
-	if (s->argv == NULL || s->envp == NULL) {
+	if (child_argv(&s->argv, r, shell) == -1 ||
+	    child_environ(&s->envp, r, user, home, shell, pty) == -1) {
 		child_spec_free(s);
 		return (-1);
 	}

@@ -517,13 +517,11 @@ client_filter(struct lws *wsi, struct http_req *hr)
 	    client_path_ref(uri, "attach", ref, sizeof(ref)) == -1 ||
 	    !client_ref_matches(ref))
 		return (-1);
-	if (worker->nclients >= worker_limits.max_clients || worker->quitting)
-		return (-1);
-	if ((cl = calloc(1, sizeof(*cl))) == NULL)
+	if (worker->nclients >= worker_limits.max_clients ||
+	    worker->quitting || client_query(wsi, &q, &why) == -1 ||
+	    (cl = calloc(1, sizeof(*cl))) == NULL)
 		return (-1);
 	STAILQ_INIT(&cl->msgs);
-	if (client_query(wsi, &q, &why) == -1)
-		goto bad;
 	cl->readonly = q.readonly;
 	cl->since_set = q.since_set;
 	cl->since = q.since;
@@ -534,9 +532,6 @@ client_filter(struct lws *wsi, struct http_req *hr)
 	hr->is_ws = 1;
 	hr->client = cl;
 	return (0);
-bad:
-	client_free(cl);
-	return (-1);
 }
 
 static int

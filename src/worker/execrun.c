@@ -126,20 +126,11 @@ execrun_flush(struct ctl *c, struct execrun *e, struct execrun_pipe *p)
 }
 
 static void
-execrun_pipe_close(struct execrun_pipe *p)
+execrun_close(int *fd)
 {
-	if (p->fd != -1)
-		close(p->fd);
-	p->fd = -1;
-}
-
-static void
-execrun_in_close(struct execrun *e)
-{
-	if (e->in.fd != -1)
-		close(e->in.fd);
-	e->in.fd = -1;
-	inputq_drop(&e->in);
+	if (*fd != -1)
+		close(*fd);
+	*fd = -1;
 }
 
 static void
@@ -149,9 +140,10 @@ execrun_free(struct execrun *e)
 		    e->big_in;
 
 	contain_close(&e->group);
-	execrun_pipe_close(&e->out);
-	execrun_pipe_close(&e->err);
-	execrun_in_close(e);
+	execrun_close(&e->out.fd);
+	execrun_close(&e->err.fd);
+	execrun_close(&e->in.fd);
+	inputq_drop(&e->in);
 	free(e->out.buf);
 	free(e->err.buf);
 	LIST_REMOVE(e, entry);
@@ -229,7 +221,7 @@ execrun_read(struct ctl *c, struct execrun *e, struct execrun_pipe *p)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EINTR))
 			return;
-		execrun_pipe_close(p);
+		execrun_close(&p->fd);
 	}
 }
 
@@ -238,7 +230,7 @@ execrun_write(struct execrun *e)
 {
 	/* Written, or the command closed its stdin: fine. */
 	if (inputq_write(&e->in) == 0)
-		execrun_in_close(e);
+		execrun_close(&e->in.fd);
 }
 
 static void

@@ -303,21 +303,6 @@ child_fail(int errfd, int stage)
 	_exit(127);
 }
 
-/*
- * libc refuses to touch the signals it reserves for itself (32 and 33 with
- * glibc), but an ignored one would still cross execve: reset it with the
- * system call.
- */
-static void
-child_default_signal(int sig)
-{
-	struct child_ksigaction	ksa;
-
-	memset(&ksa, 0, sizeof(ksa));
-	ksa.handler = (void *)SIG_DFL;
-	(void)syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask));
-}
-
 /* What the vfork child needs, all of it made before the vfork. */
 struct child_args {
 	const struct child_spec	*s;
@@ -340,20 +325,22 @@ static void __attribute__((noreturn))
 child_exec(const struct child_args *a)
 {
 	const struct child_spec	*s = a->s;
-	struct sigaction	 sa;
+	struct child_ksigaction	 ksa;
 	sigset_t		 set;
 	int			 fd, sig, rc, errfd = a->errfd;
 	int			 in = a->in, out = a->out, err = a->err;
 
-	/* execve resets caught signals itself; ignored ones it keeps. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG && sig <= 64; sig++) {
-		if (!(child_ignored & (1ULL << (sig - 1))))
-			continue;
-		if (sigaction(sig, &sa, NULL) == -1 && errno == EINVAL)
-			child_default_signal(sig);
-	}
+	/*
+	 * execve resets caught signals itself; ignored ones it keeps.  Reset
+	 * with the system call: libc refuses to touch the signals it reserves
+	 * for itself (32 and 33 with glibc), which would still cross execve.
+	 */
+	memset(&ksa, 0, sizeof(ksa));
+	ksa.handler = (void *)SIG_DFL;
+	for (sig = 1; sig < NSIG && sig <= 64; sig++)
+		if (child_ignored & (1ULL << (sig - 1)))
+			(void)syscall(SYS_rt_sigaction, sig, &ksa, NULL,
+			    sizeof(ksa.mask));
 	sigemptyset(&set);
 	sigprocmask(SIG_SETMASK, &set, NULL);
 

@@ -54,18 +54,16 @@ cmd_wait_exec(const struct endpoint *ep, int argc, char **argv)
 		return (cmd_usage_error(&cmd_wait_entry, "give one session"));
 	if (target_find(ep, argv[optind], &t) == -1)
 		return (CLI_EXIT_FAIL);
-	if (t.session != NULL) {
-		state = json_string_value(json_object_get(t.session, "state"));
-		if (state != NULL && strcmp(state, "exited") == 0) {
-			rc = cmd_wait_status(t.session);
-			target_free(&t);
-			return (rc);
-		}
-		out = json_object_get(t.session, "outputBytes");
+	/* Through a session's own socket there is no session object (NULL). */
+	state = json_string_value(json_object_get(t.session, "state"));
+	out = json_object_get(t.session, "outputBytes");
+	if (state != NULL && strcmp(state, "exited") == 0)
+		rc = cmd_wait_status(t.session);
+	else {
 		if (json_is_integer(out))
 			since = (uint64_t)json_integer_value(out);
+		rc = view_run(&t, argv[optind], VIEW_WAIT, -1, &since);
 	}
-	rc = view_run(&t, argv[optind], VIEW_WAIT, -1, &since);
 	target_free(&t);
 	return (rc);
 }

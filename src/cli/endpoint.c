@@ -45,7 +45,7 @@ endpoint_read_token(struct endpoint *ep)
 static int
 endpoint_parse_url(struct endpoint *ep, const char *url)
 {
-	const char	*p = url, *end, *colon, *host;
+	const char	*p = url, *end, *host;
 	char		*ep_end;
 	size_t		 n;
 	long		 port = ENDPOINT_DEFAULT_PORT;
@@ -75,11 +75,10 @@ endpoint_parse_url(struct endpoint *ep, const char *url)
 		goto bad;
 	memcpy(ep->host, host, n);
 	ep->host[n] = '\0';
-	colon = p;
-	if (*colon == ':') {
+	if (*p == ':') {
 		errno = 0;
-		port = strtol(colon + 1, &ep_end, 10);
-		if (ep_end == colon + 1 || errno != 0 || port < 1 ||
+		port = strtol(p + 1, &ep_end, 10);
+		if (ep_end == p + 1 || errno != 0 || port < 1 ||
 		    port > 65535)
 			goto bad;
 		p = ep_end;

@@ -263,7 +263,6 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 	char			 why[1024], user[SPAWNREQ_USER_MAX + 1];
 	char			 home[512], shell[256];
 	int64_t			 id = 0, uid, gid, max, peer, peer_max;
-	int			 ngroups = EXECRUN_GROUPS_MAX;
 	int			 op[2] = { -1, -1 }, ep[2] = { -1, -1 };
 	int			 ip[2] = { -1, -1 };
 
@@ -316,13 +315,13 @@ execrun_start(struct ctl *c, const msgpack_object *o)
 	spec.cgroup_fd = e->group.procs;
 	spec.set_nproc = template_nproc(o, &spec.nproc);
 	if ((uid_t)uid != geteuid() || (gid_t)gid != getegid()) {
-		if (getgrouplist(user, (gid_t)gid, groups, &ngroups) == -1)
-			ngroups = 0;
+		spec.ngroups = EXECRUN_GROUPS_MAX;
+		if (getgrouplist(user, (gid_t)gid, groups, &spec.ngroups) == -1)
+			spec.ngroups = 0;
 		spec.setuser = 1;
 		spec.uid = (uid_t)uid;
 		spec.gid = (gid_t)gid;
 		spec.groups = groups;
-		spec.ngroups = ngroups;
 	}
 	if (child_start(&spec, &ch, why, sizeof(why)) == -1) {
 		execrun_failed(c, id, why);

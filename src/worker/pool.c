@@ -101,8 +101,7 @@ pool_fill(void)
 		switch (pid = fork()) {
 		case -1:
 			log_warn("template: fork");
-			close(sp[0]);
-			close(sp[1]);
+			child_close_pair(sp);
 			return;
 		case 0:
 			close(sp[0]);

@@ -249,11 +249,10 @@ session_input_closed(void)
 	inputq_drop(&worker->inq);
 }
 
+/* Only for pipes: the one caller refuses eof on a terminal. */
 void
 session_input_eof(void)
 {
-	if (worker->req.pty)
-		return;
 	worker->inq.eof = 1;
 	session_input_flush();
 }

@@ -26,10 +26,8 @@ human_size(uint64_t n, char *buf, size_t len)
 		v /= 1024;
 		i++;
 	}
-	if (v < 10)
-		snprintf(buf, len, "%.1f%c", v, units[i]);
-	else
-		snprintf(buf, len, "%.0f%c", v, units[i]);
+	/* One decimal below 10, as in 1.5K; none above, as in 15K. */
+	snprintf(buf, len, "%.*f%c", v < 10 ? 1 : 0, v, units[i]);
 }
 
 void

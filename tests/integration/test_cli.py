@@ -316,6 +316,19 @@ class TestCliCommands(CliMixin, DaemonPerClass):
         row = [l for l in p.stdout.decode().splitlines() if b["id"] in l][0]
         self.assertIn("killed(KILL)", row)
 
+    def test_ls_sizes(self):
+        # binary units: one decimal below 10 (1.5K), none from 10 (15K)
+        for n, size in ((1536, "1.5K"), (15360, "15K")):
+            s = self.new("-n", "size-%d" % n, "--no-pty", "--", "sh", "-c",
+                         "head -c %d /dev/zero; sleep 100" % n)
+            wait_for(lambda: [x for x in self.d.json(
+                "GET", "/v1/sessions")["sessions"] if x["id"] == s["id"]][
+                    0]["outputBytes"] == n, what="outputBytes in the list")
+            p = self.lodge("ls", expect=0)
+            row = [l for l in p.stdout.decode().splitlines()
+                   if s["id"] in l][0].split()
+            self.assertEqual(row[5], size, row)
+
     def test_new_defaults_and_options(self):
         here = tempfile.mkdtemp(prefix="lodge-cli-cwd-")
         self.addCleanup(os.rmdir, here)

@@ -522,8 +522,8 @@ httphead_parse(char *buf, size_t len, size_t limit, struct httphead *h,
 {
 	struct httphead_scan	 sc;
 	enum httphead_result	 r;
-	size_t			 i, n, q;
-	char			*end;
+	size_t			 i, n;
+	char			*q;
 
 	if (why != NULL)
 		*why = NULL;
@@ -543,16 +543,10 @@ httphead_parse(char *buf, size_t len, size_t limit, struct httphead *h,
 	/* Everything is valid: only now terminate the strings in place. */
 	buf[sc.method.off + sc.method.len] = '\0';
 	h->method = buf + sc.method.off;
-	end = buf + sc.target.off + sc.target.len;
-	*end = '\0';
+	buf[sc.target.off + sc.target.len] = '\0';
 	h->target = buf + sc.target.off;
-	h->query = "";
-	for (q = 0; q < sc.target.len; q++) {
-		if (h->target[q] == '?') {
-			h->query = h->target + q + 1;
-			break;
-		}
-	}
+	q = strchr(h->target, '?');
+	h->query = q != NULL ? q + 1 : "";
 	h->nfields = sc.nfields;
 	for (i = 0; i < sc.nfields; i++) {
 		buf[sc.name[i].off + sc.name[i].len] = '\0';

@@ -28,22 +28,26 @@ static const char *const fields_type_name[] = {
 static const char *
 fields_object_name(const msgpack_object *v)
 {
-	static const char *const names[] = {
-		[MSGPACK_OBJECT_BOOLEAN] = "a boolean",
-		[MSGPACK_OBJECT_POSITIVE_INTEGER] = "an integer",
-		[MSGPACK_OBJECT_NEGATIVE_INTEGER] = "an integer",
-		[MSGPACK_OBJECT_FLOAT32] = "a number with a fraction",
-		[MSGPACK_OBJECT_FLOAT64] = "a number with a fraction",
-		[MSGPACK_OBJECT_STR] = "a string",
-		[MSGPACK_OBJECT_BIN] = "bin",
-		[MSGPACK_OBJECT_ARRAY] = "an array",
-		[MSGPACK_OBJECT_MAP] = "an object",
-	};
-
-	if ((size_t)v->type >= sizeof(names) / sizeof(names[0]) ||
-	    names[v->type] == NULL)
+	switch (v->type) {
+	case MSGPACK_OBJECT_BOOLEAN:
+		return ("a boolean");
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		return ("an integer");
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		return ("a number with a fraction");
+	case MSGPACK_OBJECT_STR:
+		return ("a string");
+	case MSGPACK_OBJECT_BIN:
+		return ("bin");
+	case MSGPACK_OBJECT_ARRAY:
+		return ("an array");
+	case MSGPACK_OBJECT_MAP:
+		return ("an object");
+	default:
 		return ("another type");
-	return (names[v->type]);
+	}
 }
 
 static int

@@ -569,14 +569,13 @@ static int
 client_http_error(struct lws *wsi, struct http_req *hr, int status,
     const char *code, const char *message)
 {
-	char	buf[512];
-	int	n;
+	char	*body;
+	int	 n;
 
-	n = snprintf(buf, sizeof(buf), "{\"error\":{\"code\":\"%s\","
-	    "\"message\":\"%s\"}}", code, message);
-	if ((hr->body = malloc(n)) == NULL)
+	if ((n = asprintf(&body, "{\"error\":{\"code\":\"%s\","
+	    "\"message\":\"%s\"}}", code, message)) == -1)
 		return (-1);
-	memcpy(hr->body, buf, n);
+	hr->body = (unsigned char *)body;
 	hr->len = n;
 	return (client_http_reply(wsi, hr, status, "application/json", 0, 0));
 }

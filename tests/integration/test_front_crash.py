@@ -5,6 +5,7 @@ lodged(8) Processes and Restarts.
 Run: /usr/bin/python3 tests/integration/test_front_crash.py
 """
 
+import json
 import os
 import socket
 import sys
@@ -112,6 +113,9 @@ class TestFrontCrash(lt.DaemonPerTest):
             st, _, body = raw_unix_http(ssock,
                                         sess_path("exits-while-down", "/log"))
             self.assertEqual(st, 404, body)
+            self.assertEqual(json.loads(body)["error"],
+                             {"code": "not_found",
+                              "message": "no such session on this socket"})
 
             # a session that exits while the front is down
             u2 = await WSClient.connect(d, e["id"],

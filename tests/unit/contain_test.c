@@ -25,7 +25,7 @@
 
 #define NDEAD	150	/* groups of processes gone: more than two steps */
 
-static char	base[PATH_MAX];
+static char	base[64];	/* the mkdtemp template below */
 
 /* A pid that no process has now: a child's, reaped. */
 static pid_t

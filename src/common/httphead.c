@@ -253,7 +253,7 @@ httphead_scan(const char *buf, size_t n, struct httphead_scan *sc,
 			}
 			if (c == ' ' || c == '\t')
 				break;
-			/* obs-text (0x80-0xff) is allowed here, nowhere else. */
+			/* obs-text (0x80-0xff) is allowed here alone. */
 			if (!httphead_vchar(c) && c < 0x80)
 				return (httphead_fail(HTTPHEAD_BAD,
 				    "header value has invalid characters",

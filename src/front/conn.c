@@ -552,7 +552,8 @@ conn_decide_head(struct conn *c)
 	case REPLY_BODY:
 		if (conn_start_body(c, c->h.content_length > 0 ?
 		    (size_t)c->h.content_length : 0) == -1)
-			conn_fail(c, 500, "internal", "cannot read the request");
+			conn_fail(c, 500, "internal",
+			    "cannot read the request");
 		break;
 	case REPLY_HANDOFF:
 		if (conn_pass(c, c->pass_to) == -1)

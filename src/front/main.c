@@ -232,7 +232,8 @@ parse_options(int argc, char **argv, struct front_config *conf)
 			    optarg[0] == '\0' ||
 			    strlen(optarg) >= sizeof(conf->hosts[0]))
 				bad_option("--allow-host takes a name (no "
-				    "port), at most %d times", FRONT_LISTEN_MAX);
+				    "port), at most %d times",
+				    FRONT_LISTEN_MAX);
 			strlcpy(conf->hosts[conf->nhosts++], optarg,
 			    sizeof(conf->hosts[0]));
 			break;

@@ -291,7 +291,8 @@ template_sweep(void)
 	int	r;
 
 	if (!template_sweeping) {
-		if (template_sweep_at == 0 || escalate_now() < template_sweep_at)
+		if (template_sweep_at == 0 ||
+		    escalate_now() < template_sweep_at)
 			return;
 		template_sweep_at = 0;
 		template_sweeping = 1;

@@ -15,6 +15,10 @@ if [ $# -eq 0 ]; then
 		[ -d "$d" ] && set -- "$@" "$(basename "$d")"
 	done
 fi
+# The seeds' examples work in /workspace, a sandbox's working directory:
+# make it before any language runs them, not only in the one that needs it
+# for npm (a fresh machine has none).
+mkdir -p /workspace 2>/dev/null || true
 pass=0 fail=0
 for lang; do
 	dir=$top/contrib/sdk/$lang

@@ -407,7 +407,7 @@ func TestSession(t *testing.T) {
 	ctx := longCtx(t)
 	t.Run("session.create", func(t *testing.T) {
 		name := uniq("go")
-		se := newSession(t, s, lodge.CreateSessionOptions{Name: name, Command: "bash", Workdir: "/tmp", Pty: true, Cols: 120, Rows: 40})
+		se := newSession(t, s, lodge.CreateSessionOptions{Name: name, Command: "bash --norc", Workdir: "/tmp", Pty: true, Cols: 120, Rows: 40})
 		if !idLine.MatchString(se.ID+"\n") || se.Name != name || !se.Pty || se.Cols != 120 || se.Rows != 40 ||
 			se.WorkDir != "/tmp" || se.State != "running" || se.Pid <= 0 {
 			t.Fatalf("%+v", se)
@@ -651,10 +651,18 @@ func TestAttach(t *testing.T) {
 		}
 	})
 	t.Run("attach.pty", func(t *testing.T) {
-		se := newSession(t, s, lodge.CreateSessionOptions{Command: "bash", Pty: true, Cols: 120, Rows: 40})
+		se := newSession(t, s, lodge.CreateSessionOptions{Command: "bash --norc", Pty: true, Cols: 120, Rows: 40})
 		a := attach(t, s, se.ID, lodge.SessionAttachOptions{Cols: 120, Rows: 40})
-		_ = a.h.WriteString("echo hello\n")
-		eventually(t, "hello", func() bool { return strings.Contains(a.text(), "\nhello") || strings.Contains(a.text(), "\rhello") })
+		if err := a.h.WriteString("echo hello\n"); err != nil {
+			t.Fatal(err)
+		}
+		hello := func() bool { return strings.Contains(a.text(), "\nhello") || strings.Contains(a.text(), "\rhello") }
+		for deadline := time.Now().Add(15 * time.Second); !hello() && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !hello() {
+			t.Fatalf("no hello in %q", a.text())
+		}
 		_ = a.h.WriteString("exit\n")
 		if code, _ := a.wait(t); code != 0 {
 			t.Fatal(code)

@@ -190,7 +190,7 @@ def test_attach_detach(sandbox: lodge.Sandbox, sessions: Make) -> None:
 
 @sc("attach.pty")
 def test_attach_pty(sandbox: lodge.Sandbox, sessions: Make) -> None:
-    s = sessions(command="bash", pty=True, cols=120, rows=40)
+    s = sessions(command="bash --norc", pty=True, cols=120, rows=40)
     c = Collector()
     h = sandbox.attach_session(s.id, cols=120, rows=40,
                                on_stdout=c.on_stdout)

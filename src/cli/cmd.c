@@ -117,6 +117,9 @@ cmd_bad_option(const struct cmd_entry *e, int ch, char **argv)
 	char		 letter[3] = { '-', (char)optopt, '\0' };
 	const char	*opt = optopt != 0 ? letter : argv[optind - 1];
 
+	/* A long option's optopt is its value, a letter it may not have. */
+	if (strncmp(argv[optind - 1], "--", 2) == 0)
+		opt = argv[optind - 1];
 	if (ch == ':')
 		return (cmd_usage_error(e, "option %s needs a value", opt));
 	return (cmd_usage_error(e, "unknown option %s", opt));

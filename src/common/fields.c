@@ -204,7 +204,7 @@ fields_check(const msgpack_object *o, const struct field *table, size_t n,
 	uint32_t		 i, seen = 0;
 	size_t			 j, len;
 
-	if (o->type != MSGPACK_OBJECT_MAP) {
+	if (o == NULL || o->type != MSGPACK_OBJECT_MAP) {
 		return (fields_fail(why, whylen, "the request must be an "
 		    "object"));
 	}

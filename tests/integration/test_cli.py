@@ -268,6 +268,9 @@ class TestCliCommands(CliMixin, DaemonPerClass):
         for args, line in ((["ls", "--bogus"], "ls: unknown option --bogus"),
                            (["ls", "-x"], "ls: unknown option -x"),
                            (["kill", "-s"], "kill: option -s needs a value"),
+                           (["log", "x", "--since"],
+                            "log: option --since needs a value"),
+                           (["--url"], "option --url needs a value"),
                            (["-Q", "ls"], "unknown option -Q")):
             p = self.lodge(*args)
             self.assertEqual(p.returncode, 2, (args, p))

@@ -297,6 +297,9 @@ test_keys(void **state)
 	assert_int_equal(t_check(t_raw(T_BYTES("\x90")), why, sizeof(why)), -1);
 	/* {} */
 	assert_int_equal(t_check(t_raw(T_BYTES("\x80")), why, sizeof(why)), 0);
+	/* no object at all: a control message without its "req" */
+	assert_int_equal(t_check(NULL, why, sizeof(why)), -1);
+	assert_string_equal(why, "the request must be an object");
 }
 
 /* The decoders' own tables, through their public calls. */

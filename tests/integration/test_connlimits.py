@@ -162,8 +162,13 @@ class TestDescriptorsExhausted(lt.DaemonPerTest):
                     what="health once descriptors are free")
         with open(d.logpath, "rb") as f:
             log = f.read()
-        self.assertIn(b"pausing accepts", log)
-        self.assertEqual(log.count(b"pausing accepts"), 1, log[-2000:])
+        # One note each way per pause, not one per accept.  More than one
+        # pause is right when a descriptor came free for a moment while
+        # the clients were still connecting and the next accept took it
+        # (seen once in an ASan run of the suite: two pauses, each ended).
+        pauses = log.count(b"pausing accepts")
+        self.assertTrue(1 <= pauses <= 4, log[-2000:])
+        self.assertEqual(log.count(b"accepting on"), pauses, log[-2000:])
 
 
 if __name__ == "__main__":

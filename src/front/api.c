@@ -338,7 +338,6 @@ api_create(struct conn *c, struct session *unused, const msgpack_object *o,
 		goto done;
 	}
 	if ((s = registry_add(id, req.name, sp[0])) == NULL) {
-		close(sp[0]);
 		close(sp[1]);
 		reply_error(r, 503, "unavailable", "out of memory");
 		goto done;

@@ -309,7 +309,10 @@ registry_free(struct session *s)
 	free(s);
 }
 
-/* Link s to its worker over fd; the kernel names the sender of each frame. */
+/*
+ * Link s to its worker over fd; the kernel names the sender of each frame.
+ * fd is closed when it fails.
+ */
 static int
 registry_attach(struct session *s, int fd)
 {
@@ -330,12 +333,13 @@ registry_add(const char *id, const char *name, int fd)
 {
 	struct session	*s;
 
-	if ((s = registry_new(id, name)) == NULL)
+	if ((s = registry_new(id, name)) == NULL) {
+		close(fd);
 		return (NULL);
+	}
 	s->acks = 1;		/* a worker of our own template */
 	s->proto = PROTO_VERSION;
-	if (registry_attach(s, fd) == -1) {
-		s->ctl.fd = -1;		/* the caller closes fd */
+	if (registry_attach(s, fd) == -1) {	/* it closed fd */
 		registry_remove(s);
 		return (NULL);
 	}
@@ -1107,10 +1111,12 @@ registry_connect(struct session *s)
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
 		registry_learn_pid(s, cred.pid);
-	if (write(fd, &magic, 1) != 1 || registry_attach(s, fd) == -1) {
+	if (write(fd, &magic, 1) != 1) {
 		close(fd);
 		goto later;
 	}
+	if (registry_attach(s, fd) == -1)	/* it closed fd */
+		goto later;
 	s->hello_id = registry_send_type(s, PROTO_HELLO);
 	s->hello_late = 0;
 	lws_sul_schedule(front->ctx, 0, &s->sul_link, registry_link_cb,

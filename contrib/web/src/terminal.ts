@@ -12,8 +12,12 @@ import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import type { ExecStream, Sandbox, SessionAttach } from '@lodge/sdk';
 
-const HIGH_WATER = 512 * 1024;
-const LOW_WATER = 128 * 1024;
+// The output handed to xterm.js and not yet parsed: reading pauses past
+// HIGH_WATER and goes on below LOW_WATER, which leaves the parser enough
+// to chew on while the next output comes through the browser's network
+// process (128 KiB, a few ms of parsing, left it idle at times)
+const HIGH_WATER = 2048 * 1024;
+const LOW_WATER = 1024 * 1024;
 const RESUME_ATTEMPTS = 120;
 
 export type Source =

@@ -216,6 +216,7 @@ struct conn {
 struct listing {
 	int		 refs;
 	size_t		 len;
+	size_t		 size;		/* of text, len of it used */
 	char		 text[];
 };
 

@@ -146,14 +146,23 @@ registry_listed(struct session *s, int (*keep)(struct session *, void *),
  * 10,000 idle sessions (3 MB) is then no walk and no copy, only the send.
  * Busy sessions change their object at most twice a second each (their
  * outputBytes), so a list of many busy ones is built anew more often.
+ * The cache's block, once no send holds it, is kept for the next build
+ * (registry_spare): memory the list held already, so that a build is
+ * not also an mmap of 3 MB, a page fault every 4 kB and an munmap.
  */
 static struct listing	*registry_listing;
+static struct listing	*registry_spare;
 
 static void
 registry_list_stale(void)
 {
-	registry_list_done(registry_listing);
+	struct listing	*l = registry_listing;
+
 	registry_listing = NULL;
+	if (l != NULL && l->refs == 1 && registry_spare == NULL)
+		registry_spare = l;
+	else
+		registry_list_done(l);
 }
 
 void
@@ -163,12 +172,59 @@ registry_list_done(struct listing *l)
 		free(l);
 }
 
+/* A listing to fill, of at least size bytes; a whole one takes the spare. */
+static struct listing *
+registry_list_new(size_t size, int whole)
+{
+	struct listing	*l = NULL;
+
+	if (whole && registry_spare != NULL) {
+		if (registry_spare->size >= size)
+			l = registry_spare;
+		else
+			free(registry_spare);	/* too small to keep */
+		registry_spare = NULL;
+	}
+	if (l == NULL) {
+		if ((l = malloc(sizeof(*l) + size)) == NULL)
+			return (NULL);
+		l->size = size;
+	}
+	l->refs = 1;
+	l->len = 0;
+	return (l);
+}
+
+/* Append len bytes to *lp, growing it; -1 (*lp freed) if out of memory. */
+static int
+registry_list_put(struct listing **lp, const char *p, size_t len)
+{
+	struct listing	*l = *lp, *n;
+	size_t		 size = l->size;
+
+	while (size - l->len < len)
+		size = size * 2 + len;
+	if (size != l->size) {
+		if ((n = realloc(l, sizeof(*l) + size)) == NULL) {
+			free(l);
+			*lp = NULL;
+			return (-1);
+		}
+		n->size = size;
+		*lp = l = n;
+	}
+	memcpy(l->text + l->len, p, len);
+	l->len += len;
+	return (0);
+}
+
 /*
  * The reply of GET /v1/sessions, built from each session's serialised
- * object: a thousand sessions are a memcpy each, not a JSON encoding.  A
- * page (limit > 0) holds at most limit sessions after the id after, and
- * "next", the last one's id, if more follow: it costs the page, not the
- * sessions before it.  The caller holds a reference to what it gets.
+ * object in one walk of the sessions: a thousand sessions are a memcpy
+ * each, not a JSON encoding.  A page (limit > 0) holds at most limit
+ * sessions after the id after, and "next", the last one's id, if more
+ * follow: it costs the page, not the sessions before it.  The caller
+ * holds a reference to what it gets.
  */
 struct listing *
 registry_list(int (*keep)(struct session *, void *), void *arg,
@@ -176,11 +232,9 @@ registry_list(int (*keep)(struct session *, void *), void *arg,
 {
 	static const char	 head[] = "{\"sessions\":[", tail[] = "]}";
 	static const char	 next[] = "],\"next\":\"";
-	struct session		*s, *first = registry_list_start(after);
-	struct session		*last = NULL;
+	static size_t		 last_len = 4096;	/* of the last whole */
+	struct session		*s, *last = NULL;
 	struct listing		*l;
-	size_t			 len = sizeof(head) - 1 + sizeof(tail) - 1;
-	char			*p;
 	int			 n = 0, whole = keep == NULL && limit == 0;
 
 	if (whole && registry_listing != NULL) {
@@ -188,43 +242,31 @@ registry_list(int (*keep)(struct session *, void *), void *arg,
 		return (registry_listing);
 	}
 	metrics_count(M_LISTS_BUILT);
-	for (s = first; s != NULL && (limit == 0 || n < limit);
-	    s = RB_NEXT(session_ids, &sessions_by_id, s))
-		if (registry_listed(s, keep, arg)) {
-			len += s->json_len + 1;
-			last = s;
-			n++;
-		}
-	for (; s != NULL; s = RB_NEXT(session_ids, &sessions_by_id, s))
-		if (registry_listed(s, keep, arg))
-			break;
-	if (s == NULL)
-		last = NULL;	/* nothing follows the page */
-	else
-		len += sizeof(next) - 1 + strlen(last->id) + 2;
-	if ((l = malloc(sizeof(*l) + len)) == NULL)
+	if ((l = registry_list_new(whole ? last_len : 4096, whole)) == NULL ||
+	    registry_list_put(&l, head, sizeof(head) - 1) == -1)
 		return (NULL);
-	l->refs = 1;
-	p = l->text;
-	memcpy(p, head, sizeof(head) - 1);
-	p += sizeof(head) - 1;
-	for (s = first; n > 0; s = RB_NEXT(session_ids, &sessions_by_id, s)) {
+	for (s = registry_list_start(after); s != NULL;
+	    s = RB_NEXT(session_ids, &sessions_by_id, s)) {
 		if (!registry_listed(s, keep, arg))
 			continue;
-		if (p[-1] != '[')
-			*p++ = ',';
-		memcpy(p, s->json, s->json_len);
-		p += s->json_len;
-		n--;
+		if (limit != 0 && n == limit)
+			break;	/* more follow the page */
+		if ((n > 0 && registry_list_put(&l, ",", 1) == -1) ||
+		    registry_list_put(&l, s->json, s->json_len) == -1)
+			return (NULL);
+		last = s;
+		n++;
 	}
-	if (last != NULL)
-		p += sprintf(p, "%s%s\"}", next, last->id);
-	else {
-		memcpy(p, tail, sizeof(tail) - 1);
-		p += sizeof(tail) - 1;
-	}
-	l->len = (size_t)(p - l->text);
+	if (s != NULL) {
+		if (registry_list_put(&l, next, sizeof(next) - 1) == -1 ||
+		    registry_list_put(&l, last->id, strlen(last->id)) == -1 ||
+		    registry_list_put(&l, "\"}", 2) == -1)
+			return (NULL);
+	} else if (registry_list_put(&l, tail, sizeof(tail) - 1) == -1)
+		return (NULL);
 	if (whole) {
+		/* Room for a few more sessions the next time. */
+		last_len = l->len + l->len / 16;
 		l->refs++;
 		registry_listing = l;
 	}

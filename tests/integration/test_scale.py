@@ -430,6 +430,85 @@ class TestCachedList(lt.DaemonPerTest):
         self.assertEqual(self.built(), n, "cached again once all is still")
 
 
+class TestListNeverStale(lt.DaemonPerTest):
+    """Each kind of change to a session shows in the very next list, even
+    with the list cached just before it: its state and exit code, its
+    clients coming and going, its output, a resize (cols, rows), a create
+    and a delete.  The entry is what GET of the session says, field for
+    field, and a page of the list says the same as the whole.  (No field
+    of a session is renamed in place: a session's name is fixed at its
+    create.)"""
+
+    def listed(self):
+        return {s["id"]: s for s in
+                self.d.json("GET", "/v1/sessions")["sessions"]}
+
+    def paged(self):
+        out, after = {}, ""
+        while True:
+            q = "/v1/sessions?limit=2" + ("&after=" + after if after else "")
+            page = self.d.json("GET", q)
+            out.update({s["id"]: s for s in page["sessions"]})
+            if "next" not in page:
+                return out
+            after = page["next"]
+
+    def cache(self):
+        # Built, then sent from the cache: the change must replace it.
+        first = self.d.request("GET", "/v1/sessions").body
+        self.assertEqual(self.d.request("GET", "/v1/sessions").body, first)
+
+    def shows(self, sid, pred, what):
+        """Once the session's own GET shows the change (pred), the next
+        list must, with no wait: the front has the object then."""
+        lt.wait_for(lambda: pred(self.get(sid)), what=what)
+        one = self.get(sid)
+        whole = self.listed()
+        self.assertIn(sid, whole, what)
+        self.assertEqual(whole[sid], one, what)
+        self.assertTrue(pred(whole[sid]), what)
+        self.assertEqual(self.paged(), whole, what + ": pages and whole")
+        return whole
+
+    async def test_every_change_shows(self):
+        a = self.create({"args": ["cat"]})["id"]
+        p = self.create({"args": ["cat"], "pty": True, "cols": 80,
+                         "rows": 24})["id"]
+        self.create({"args": ["cat"]})
+        self.cache()
+        c = await WSClient.connect(self.d, a)
+        self.shows(a, lambda s: s["clients"] == 1, "a client attached")
+        self.cache()
+        await c.close()
+        self.shows(a, lambda s: s["clients"] == 0, "the client gone")
+        self.cache()
+        self.d.json("POST", sess_path(a, "/input"), {"data": "hi\n"},
+                    expect=204)
+        self.shows(a, lambda s: s["outputBytes"] == 3, "a's output")
+        self.cache()
+        self.d.json("POST", sess_path(p, "/resize"),
+                    {"cols": 120, "rows": 40}, expect=204)
+        self.shows(p, lambda s: (s["cols"], s["rows"]) == (120, 40),
+                   "the resize")
+        self.cache()
+        e = self.create({"args": ["sh", "-c", "read x; exit 7"]})["id"]
+        self.shows(e, lambda s: s["state"] == "running", "e created")
+        self.cache()
+        self.d.json("POST", sess_path(e, "/input"), {"data": "\n"},
+                    expect=204)
+        w = self.shows(e, lambda s: s["state"] == "exited", "e exited")
+        self.assertEqual(w[e]["exitCode"], 7, w[e])
+        self.cache()
+        self.d.json("POST", sess_path(a, "/signal"), {"signal": "KILL"},
+                    expect=204)
+        w = self.shows(a, lambda s: s["state"] == "exited", "a killed")
+        self.cache()
+        self.d.request("DELETE", sess_path(e))
+        w = self.listed()
+        self.assertNotIn(e, w, "the deleted session")
+        self.assertEqual(self.paged(), w)
+
+
 class TestPtyLimit(lt.DaemonPerTest):
     """kernel.pty.max lowered to the PTYs in use, for as long as it takes
     one create: the create gets 503 naming the limit; pipe sessions, a

@@ -194,6 +194,16 @@ api_list_read(void *arg, char *buf, size_t len)
 	return (len);
 }
 
+/* The listing is whole and stays while it is sent: no copy of it. */
+static const char *
+api_list_view(void *arg, size_t *len)
+{
+	struct list_reader	*lr = arg;
+
+	*len = lr->l->len - lr->off;
+	return (lr->l->text + lr->off);
+}
+
 static void
 api_list_release(void *arg)
 {
@@ -212,7 +222,7 @@ static void
 api_list(struct conn *c, struct session *s, const msgpack_object *o,
     struct reply *r)
 {
-	struct conn_source	 src;
+	struct conn_source	 src = { 0 };
 	struct list_reader	*lr;
 	char			 v[16], after[HTTPHEAD_REF_MAX] = "";
 	char			*end = NULL;
@@ -247,6 +257,7 @@ api_list(struct conn *c, struct session *s, const msgpack_object *o,
 	}
 	/* Sent from the listing itself, which may be shared: no copy of it. */
 	src.read = api_list_read;
+	src.view = api_list_view;
 	src.free = api_list_release;
 	src.arg = lr;
 	reply_stream(r, 200, "application/json", lr->l->len, &src);

@@ -143,6 +143,7 @@ conn_source_done(struct conn *c)
 		c->src.free(c->src.arg);
 	memset(&c->src, 0, sizeof(c->src));
 	c->src_left = 0;
+	c->src_at = NULL;
 }
 
 void
@@ -277,12 +278,23 @@ conn_format_head(struct conn *c, const struct reply *r, char *head,
 	return ((size_t)n);
 }
 
-/* The next piece of a streamed reply, after the at bytes in c->out. */
+/*
+ * The next piece of a streamed reply, after the at bytes in c->out; or,
+ * from a source that shows its body in place, all of it, once.
+ */
 static int
 conn_refill(struct conn *c, size_t at)
 {
 	size_t	n;
 
+	if (c->src.view != NULL) {
+		c->out_len = at;
+		if ((c->src_at = c->src.view(c->src.arg, &n)) != NULL &&
+		    n == c->src_left)
+			return (0);
+		log_warnx("a streamed reply is not the length it said");
+		return (-1);
+	}
 	n = c->src.read(c->src.arg, c->out + at, CONN_CHUNK - at);
 	if (n == 0 || n > c->src_left) {
 		log_warnx("a streamed reply is %s than it said",
@@ -313,9 +325,13 @@ conn_reply(struct conn *c, struct reply *r)
 		c->close_after = 1;
 	c->src = r->src;
 	c->src_left = stream ? r->len : 0;
+	c->src_at = NULL;
 	if (r->src.read == NULL && r->body != NULL)
 		blen = r->len;
-	cap = stream ? CONN_CHUNK : CONN_HEAD_MAX + blen;
+	if (stream && r->src.view != NULL)
+		cap = CONN_HEAD_MAX;
+	else
+		cap = stream ? CONN_CHUNK : CONN_HEAD_MAX + blen;
 	free(c->out);
 	c->out = NULL;
 	if (r->kind != REPLY_SEND || c->closed ||
@@ -384,18 +400,28 @@ conn_drain(struct conn *c)
 void
 conn_writeable(struct conn *c)
 {
-	ssize_t	n;
-	int	progress = 0;
+	const char	*p;
+	size_t		 len;
+	ssize_t		 n;
+	int		 progress = 0;
 
 	if (c->state != CONN_WRITE)
 		return;
 	while (c->out_off < c->out_len || c->src_left > 0) {
-		if (c->out_off == c->out_len && conn_refill(c, 0) == -1) {
-			conn_close(c);
-			return;
+		if (c->out_off < c->out_len) {
+			p = c->out + c->out_off;
+			len = c->out_len - c->out_off;
+		} else if (c->src_at != NULL) {
+			p = c->src_at;
+			len = c->src_left;
+		} else {
+			if (conn_refill(c, 0) == -1) {
+				conn_close(c);
+				return;
+			}
+			continue;
 		}
-		n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-		    MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = send(c->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -410,7 +436,12 @@ conn_writeable(struct conn *c)
 			conn_close(c);
 			return;
 		}
-		c->out_off += (size_t)n;
+		if (p != c->src_at)
+			c->out_off += (size_t)n;
+		else {
+			c->src_at += n;
+			c->src_left -= (size_t)n;
+		}
 		progress = 1;
 	}
 	free(c->out);

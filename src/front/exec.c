@@ -215,7 +215,7 @@ exec_exited(void *arg, const msgpack_object *o, int *fds)
 {
 	struct exec_call	*e;
 	struct conn		*c;
-	struct conn_source	 src;
+	struct conn_source	 src = { 0 };
 	struct reply		 r;
 	const char		*sig;
 	double			 ms;

@@ -125,9 +125,14 @@ struct peer_key {
 struct session;
 struct peer;
 
-/* What produces a streamed reply (reply_stream). */
+/*
+ * What produces a streamed reply (reply_stream): read copies the next
+ * piece, or view, if set, gives the whole body in place, to be sent from
+ * where it lies until free.
+ */
 struct conn_source {
 	size_t		(*read)(void *, char *, size_t);
+	const char	*(*view)(void *, size_t *);
 	void		(*free)(void *);
 	void		 *arg;
 };
@@ -187,6 +192,7 @@ struct conn {
 	size_t			 out_off;
 	struct conn_source	 src;		/* the rest of a streamed reply */
 	size_t			 src_left;
+	const char		*src_at;	/* ... in place: its view */
 	int			 close_after;
 	int			 closed;
 	struct session		*waiting;	/* session whose reply we await */

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -469,6 +470,35 @@ class TestListNeverStale(lt.DaemonPerTest):
         self.assertTrue(pred(whole[sid]), what)
         self.assertEqual(self.paged(), whole, what + ": pages and whole")
         return whole
+
+    async def test_sent_whole_to_a_slow_reader(self):
+        # A list larger than the socket's buffers (tcp_wmem's 4 MB at
+        # most), to a reader that waits before it takes any: the front
+        # sends it from where it lies over many writes, and it arrives
+        # whole and in order.
+        for k in range(48):
+            self.create({"args": ["sh", "-c", "exec cat",
+                                  chr(97 + k % 26) * 100000]})
+        want = self.d.request("GET", "/v1/sessions").body
+        self.assertGreater(len(want), 4 << 20)
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(lt.HTTP_TIMEOUT)
+        s.connect(("127.0.0.1", self.d.port))
+        self.addCleanup(s.close)
+        s.sendall(("GET /v1/sessions HTTP/1.1\r\nHost: x\r\n"
+                   "Authorization: Bearer %s\r\n\r\n" %
+                   self.d.token).encode())
+        got = b""
+        while b"\r\n\r\n" not in got:
+            got += s.recv(4096)
+        head, body = got.split(b"\r\n\r\n", 1)
+        n = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+        self.assertEqual(n, len(want))
+        time.sleep(0.5)
+        while len(body) < n:
+            body += s.recv(65536)
+        self.assertEqual(body, want)
 
     async def test_every_change_shows(self):
         a = self.create({"args": ["cat"]})["id"]

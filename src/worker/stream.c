@@ -36,6 +36,7 @@
 #define STREAM_CHUNK		(256 * 1024)
 #define STREAM_START_SECS	30	/* for the start message */
 #define STREAM_CLIENT_CLOSE_S	10	/* clientCloses: its close after exit */
+#define STREAM_GATHER_US	4000	/* small output held at most */
 
 enum stream_fd_kind {
 	SFD_OUT,
@@ -54,6 +55,7 @@ struct stream_fd {
 	/* one chunk read but not yet sent */
 	unsigned char		*chunk;
 	size_t			 len;
+	int			 gathering;	/* held for more output */
 	uint64_t		 off;
 	uint64_t		 seq;
 };
@@ -81,6 +83,8 @@ static struct {
 	struct contain		 group;		/* all the command starts */
 	uint64_t		 next_off;
 	uint64_t		 next_seq;
+	lws_usec_t		 sent_at;	/* the last output frame */
+	int			 answering;	/* input came since */
 	struct stream_fd	 out, err, in, sig;
 	struct inputq		 inq;
 	struct inputq_owner	 in_owner;	/* the client's share of it */
@@ -99,6 +103,7 @@ static struct {
 	lws_sorted_usec_list_t	 sul_drain;
 	lws_sorted_usec_list_t	 sul_kill;
 	lws_sorted_usec_list_t	 sul_client_close;
+	lws_sorted_usec_list_t	 sul_gather;
 } st;
 
 /* The connection dropped (HUP) or the timeout came (TERM), then KILL. */
@@ -233,6 +238,10 @@ stream_fd_close(struct stream_fd *f)
 	f->rfd = -1;
 	f->fd = -1;
 	f->open = 0;
+	if (f->gathering) {	/* what it held goes as it is */
+		f->gathering = 0;
+		stream_wake();
+	}
 }
 
 static void
@@ -278,6 +287,15 @@ stream_next_chunk(void)
 	return (NULL);
 }
 
+/* The oldest chunk that may go now: none while it gathers more. */
+static struct stream_fd *
+stream_ready_chunk(void)
+{
+	struct stream_fd	*f = stream_next_chunk();
+
+	return (f != NULL && f->gathering ? NULL : f);
+}
+
 /* A chunk as one output frame; its slot is free again. */
 static int
 stream_send_chunk(struct stream_fd *f)
@@ -299,6 +317,8 @@ stream_send_chunk(struct stream_fd *f)
 	rc = lws_write(st.ws, stream_wbuf + LWS_PRE, sb.size + f->len,
 	    LWS_WRITE_BINARY);
 	txhold_wrote(&st.tx);
+	st.sent_at = lws_now_usecs();
+	st.answering = 0;
 	msgpack_sbuffer_destroy(&sb);
 	f->len = 0;
 	return (rc < 0 ? -1 : 0);
@@ -331,10 +351,8 @@ stream_send_now(struct stream_fd *f, size_t n)
  * An EOF or error met here is met again by the next read.
  */
 static size_t
-stream_gather(int fd, unsigned char *buf, size_t n)
+stream_gather(int fd, unsigned char *buf, size_t n, ssize_t got)
 {
-	ssize_t	got = (ssize_t)n;
-
 	while ((size_t)got >= WORKER_FULL_READ &&
 	    n + WORKER_FULL_READ <= WORKER_CHUNK) {
 		if ((got = read(fd, buf + n, WORKER_CHUNK - n)) <= 0)
@@ -344,33 +362,94 @@ stream_gather(int fd, unsigned char *buf, size_t n)
 	return (n);
 }
 
-/* Read one chunk from a pipe, if its slot is free; 1 read, 0 not. */
+/* Let f's pipe be read, or hold it until the client took f's chunk. */
+static void
+stream_flow(struct stream_fd *f, int on)
+{
+	if (f->wsi != NULL && f->paused == on) {
+		lws_rx_flow_control(f->wsi, on);
+		f->paused = !on;
+	}
+}
+
+/* A chunk done gathering waits for the client; its pipe with it. */
+static void
+stream_release(struct stream_fd *f)
+{
+	if (!f->gathering)
+		return;
+	f->gathering = 0;
+	stream_flow(f, 0);
+	stream_wake();
+}
+
+static void
+stream_gather_cb(lws_sorted_usec_list_t *sul)
+{
+	stream_release(&st.out);
+	stream_release(&st.err);
+}
+
+/*
+ * Small output a command writes on its own (a line at a time, a progress
+ * bar) within STREAM_GATHER_US of the last frame is held and read on into
+ * the same chunk, up to a frame's size, until that time is up: a client
+ * gets one message where it would get hundreds.  Output after input (an
+ * echo) goes at once, and so does the first after a pause.  1 if f holds.
+ */
+static int
+stream_hold(struct stream_fd *f)
+{
+	lws_usec_t	now = lws_now_usecs();
+
+	if (st.answering || st.drain_expired || st.ws == NULL ||
+	    f->wsi == NULL || f->len + WORKER_FULL_READ > WORKER_CHUNK ||
+	    now - st.sent_at >= STREAM_GATHER_US) {
+		f->gathering = 0;
+		return (0);
+	}
+	if (!f->gathering && lws_dll2_is_detached(&st.sul_gather.list))
+		lws_sul_schedule(st.ctx, 0, &st.sul_gather, stream_gather_cb,
+		    st.sent_at + STREAM_GATHER_US - now);
+	f->gathering = 1;
+	return (1);
+}
+
+/*
+ * Read one chunk from a pipe, if its slot is free, or more into a chunk
+ * that gathers (the last one read: the offsets stay in order); 1 read, 0
+ * not.
+ */
 static int
 stream_read(struct stream_fd *f)
 {
-	ssize_t	n;
+	struct stream_fd	*other = f == &st.out ? &st.err : &st.out;
+	size_t			 start = f->len;
+	ssize_t			 n;
 
-	if (!f->open || f->len > 0)
+	if (!f->open || (start > 0 && (!f->gathering ||
+	    f->seq + 1 != st.next_seq)))
 		return (0);
-	n = read(f->rfd, f->chunk, STREAM_CHUNK);
+	n = read(f->rfd, f->chunk + start, start > 0 ? WORKER_CHUNK - start :
+	    STREAM_CHUNK);
 	if (n > 0) {
-		n = (ssize_t)stream_gather(f->rfd, f->chunk, (size_t)n);
-		f->len = (size_t)n;
-		f->off = st.next_off;
-		f->seq = st.next_seq++;
-		st.next_off += (uint64_t)n;
-		if (stream_send_now(f, (size_t)n)) {
-			if (f->paused && f->wsi != NULL) {
-				lws_rx_flow_control(f->wsi, 1);
-				f->paused = 0;
-			}
+		f->len = stream_gather(f->rfd, f->chunk, start + (size_t)n, n);
+		st.next_off += (uint64_t)(f->len - start);
+		if (start == 0) {
+			f->off = st.next_off - f->len;
+			f->seq = st.next_seq++;
+			stream_release(other);	/* it can no longer grow */
+		}
+		if (stream_hold(f)) {
+			stream_flow(f, 1);
+			return (1);
+		}
+		if (start == 0 && stream_send_now(f, f->len)) {
+			stream_flow(f, 1);
 			return (1);
 		}
 		/* Hold the pipe until the client took this chunk. */
-		if (!f->paused && f->wsi != NULL) {
-			lws_rx_flow_control(f->wsi, 0);
-			f->paused = 1;
-		}
+		stream_flow(f, 0);
 		stream_wake();
 		return (1);
 	}
@@ -380,10 +459,8 @@ stream_read(struct stream_fd *f)
 			stream_check_final();
 			return (0);
 		}
-		if (f->paused == 1 && f->wsi != NULL) {
-			lws_rx_flow_control(f->wsi, 1);
-			f->paused = 0;
-		}
+		if (f->len == 0)
+			stream_flow(f, 1);
 		return (0);
 	}
 	/*
@@ -452,6 +529,10 @@ stream_input(const void *data, size_t len)
 		st.close_after_msgs = LWS_CLOSE_STATUS_UNEXPECTED_CONDITION;
 		return;
 	}
+	/* Its answer goes at once, with what was held before it. */
+	st.answering = 1;
+	stream_release(&st.out);
+	stream_release(&st.err);
 	stream_input_flush();
 }
 
@@ -757,14 +838,14 @@ stream_writeable(void)
 			lws_close_reason(st.ws, code, NULL, 0);
 		return (-1);
 	}
-	if ((f = stream_next_chunk()) != NULL) {
+	if ((f = stream_ready_chunk()) != NULL) {
 		rc = stream_send_chunk(f);
 		(void)stream_read(f);
-		if (stream_next_chunk() != NULL || st.final)
+		if (stream_ready_chunk() != NULL || st.final)
 			stream_wake();
 		return (rc < 0 ? -1 : 0);
 	}
-	if (st.final && !st.sent_exit) {
+	if (st.final && !st.sent_exit && stream_next_chunk() == NULL) {
 		msgpack_sbuffer_init(&sb);
 		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 		msgpack_pack_map(&pk, 4);

@@ -349,6 +349,32 @@ class TestExecStream(StreamMixin, lt.DaemonPerClass):
         self.assertLess(len(sizes), total // 4095 // 2,
                         "%d frames for %d bytes" % (len(sizes), total))
 
+    async def test_small_writes_gathered_into_few_frames(self):
+        """A command writing a line at a time, faster than the client
+        needs it, is sent as it comes for its first line, then gathered:
+        a frame at most every 4 ms (or at 64 KiB), not one per write; every
+        byte arrives, in order; and input's echo still comes."""
+        lines = 3000
+        for tty in (True, False):
+            t0 = time.monotonic()
+            c, _ = await self.start({"tty": tty, "command":
+                                     "i=0; while [ $i -lt %d ]; do echo "
+                                     "line $i; i=$((i+1)); done; read x; "
+                                     "echo got $x" % lines})
+            want = "".join("line %d\n" % i for i in range(lines)).encode()
+            if tty:
+                want = want.replace(b"\n", b"\r\n")
+            await c.wait_output(re.escape(want))
+            ms = (time.monotonic() - t0) * 1000
+            frames = len([t for _, t, _ in c.types if t == "stdout"])
+            self.assertLessEqual(frames, ms / 3 + len(want) / 32768 + 3,
+                                 "tty=%s: %d frames in %.0f ms for %d "
+                                 "writes" % (tty, frames, ms, lines))
+            await c.stdin(b"y\n")
+            await c.wait_output(rb"got y\r?\n$")
+            ex = await self.finish(c)
+            self.assertEqual(ex["exitCode"], 0, ex)
+
     async def test_tty_has_controlling_terminal_and_session(self):
         c, pid = await self.start({"args": ["sh", "-c",
                                             "cut -d' ' -f5,6,7,8 "

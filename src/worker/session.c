@@ -25,7 +25,6 @@
 #include "worker.h"
 
 #define SESSION_POLL_MS		10
-#define SESSION_GATHER_US	4000	/* small output held at most */
 
 /* A delete: HUP, TERM after 0.5 s, KILL after 2 s more, and again. */
 static const struct escalate_step session_ending[] = {
@@ -35,38 +34,12 @@ static const struct escalate_step session_ending[] = {
 
 static unsigned char	session_buf[WORKER_CHUNK];
 
+/* What gather.c held goes to every client now. */
 static void
 session_gather_cb(lws_sorted_usec_list_t *sul)
 {
-	worker->sent_at = lws_now_usecs();
+	worker->gather.sent_at = lws_now_usecs();
 	worker_wake_clients();
-}
-
-/*
- * Small output a process writes on its own, such as a line at a time on a
- * terminal, is gathered until SESSION_GATHER_US after the last send: a
- * client gets one message where it would get hundreds, and a terminal in
- * a browser spends its time per message, not per byte.  Output after
- * input (an echo) is sent at once, with what was held, and so is the
- * first after a pause: 1 when held.
- */
-static int
-session_gather(void)
-{
-	lws_usec_t	now = lws_now_usecs();
-
-	if (worker->answering || (now - worker->sent_at >= SESSION_GATHER_US &&
-	    lws_dll2_is_detached(&worker->sul_gather.list))) {
-		lws_sul_cancel(&worker->sul_gather);
-		worker->answering = 0;
-		worker->sent_at = now;
-		return (0);
-	}
-	if (!lws_dll2_is_detached(&worker->sul_gather.list))
-		return (1);
-	lws_sul_schedule(worker->ctx, 0, &worker->sul_gather,
-	    session_gather_cb, worker->sent_at + SESSION_GATHER_US - now);
-	return (1);
 }
 
 void
@@ -106,7 +79,8 @@ session_output(struct worker_fd *wf)
 		 */
 		if (!brief)
 			worker_wake_clients();
-		else if (!session_gather())
+		else if (!gather_hold(&worker->gather, worker->ctx,
+		    session_gather_cb))
 			worker_send_clients();
 		worker_output_changed();
 	}
@@ -236,7 +210,7 @@ session_input(struct client *cl, const void *data, size_t len)
 	    inputq_push(&worker->inq, cl != NULL ? &cl->in : NULL, data,
 	    len) == -1)
 		return (-1);
-	worker->answering = 1;
+	worker->gather.answering = 1;
 	session_input_flush();
 	return (0);
 }

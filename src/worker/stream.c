@@ -36,7 +36,6 @@
 #define STREAM_CHUNK		(256 * 1024)
 #define STREAM_START_SECS	30	/* for the start message */
 #define STREAM_CLIENT_CLOSE_S	10	/* clientCloses: its close after exit */
-#define STREAM_GATHER_US	4000	/* small output held at most */
 
 enum stream_fd_kind {
 	SFD_OUT,
@@ -83,8 +82,6 @@ static struct {
 	struct contain		 group;		/* all the command starts */
 	uint64_t		 next_off;
 	uint64_t		 next_seq;
-	lws_usec_t		 sent_at;	/* the last output frame */
-	int			 answering;	/* input came since */
 	struct stream_fd	 out, err, in, sig;
 	struct inputq		 inq;
 	struct inputq_owner	 in_owner;	/* the client's share of it */
@@ -103,7 +100,7 @@ static struct {
 	lws_sorted_usec_list_t	 sul_drain;
 	lws_sorted_usec_list_t	 sul_kill;
 	lws_sorted_usec_list_t	 sul_client_close;
-	lws_sorted_usec_list_t	 sul_gather;
+	struct gather		 gather;	/* small output held */
 } st;
 
 /* The connection dropped (HUP) or the timeout came (TERM), then KILL. */
@@ -317,8 +314,8 @@ stream_send_chunk(struct stream_fd *f)
 	rc = lws_write(st.ws, stream_wbuf + LWS_PRE, sb.size + f->len,
 	    LWS_WRITE_BINARY);
 	txhold_wrote(&st.tx);
-	st.sent_at = lws_now_usecs();
-	st.answering = 0;
+	st.gather.sent_at = lws_now_usecs();
+	st.gather.answering = 0;
 	msgpack_sbuffer_destroy(&sb);
 	f->len = 0;
 	return (rc < 0 ? -1 : 0);
@@ -391,28 +388,17 @@ stream_gather_cb(lws_sorted_usec_list_t *sul)
 }
 
 /*
- * Small output a command writes on its own (a line at a time, a progress
- * bar) within STREAM_GATHER_US of the last frame is held and read on into
- * the same chunk, up to a frame's size, until that time is up: a client
- * gets one message where it would get hundreds.  Output after input (an
- * echo) goes at once, and so does the first after a pause.  1 if f holds.
+ * Small output (gather.c) is read on into the same chunk while it is
+ * held, up to a frame's size, while the pipe can be read and the client
+ * is there.  1 if f holds.
  */
 static int
 stream_hold(struct stream_fd *f)
 {
-	lws_usec_t	now = lws_now_usecs();
-
-	if (st.answering || st.drain_expired || st.ws == NULL ||
-	    f->wsi == NULL || f->len + WORKER_FULL_READ > WORKER_CHUNK ||
-	    now - st.sent_at >= STREAM_GATHER_US) {
-		f->gathering = 0;
-		return (0);
-	}
-	if (!f->gathering && lws_dll2_is_detached(&st.sul_gather.list))
-		lws_sul_schedule(st.ctx, 0, &st.sul_gather, stream_gather_cb,
-		    st.sent_at + STREAM_GATHER_US - now);
-	f->gathering = 1;
-	return (1);
+	f->gathering = !st.drain_expired && st.ws != NULL && f->wsi != NULL &&
+	    f->len + WORKER_FULL_READ <= WORKER_CHUNK &&
+	    gather_hold(&st.gather, st.ctx, stream_gather_cb);
+	return (f->gathering);
 }
 
 /*
@@ -530,7 +516,7 @@ stream_input(const void *data, size_t len)
 		return;
 	}
 	/* Its answer goes at once, with what was held before it. */
-	st.answering = 1;
+	st.gather.answering = 1;
 	stream_release(&st.out);
 	stream_release(&st.err);
 	stream_input_flush();

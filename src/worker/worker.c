@@ -709,7 +709,7 @@ worker_main(int ctlfd, const msgpack_object *spawn)
 		if (lws_service(worker->ctx, 0) < 0)
 			break;
 		worker_timer_early(&worker->sul_update);
-		worker_timer_early(&worker->sul_gather);
+		worker_timer_early(&worker->gather.sul);
 		txhold_service();
 		if (worker->quitting == 1 && worker->nclients == 0)
 			break;

@@ -100,6 +100,15 @@ int	escalate_due(struct escalate *, int64_t now);
 int64_t	escalate_at(const struct escalate *);
 int64_t	escalate_now(void);
 
+/* gather.c: small output held a moment, to go in one message */
+#define GATHER_US		4000
+struct gather {
+	lws_sorted_usec_list_t	 sul;
+	lws_usec_t		 sent_at;	/* output last sent */
+	int			 answering;	/* input since then */
+};
+int	gather_hold(struct gather *, struct lws_context *, sul_cb_t);
+
 /* txhold.c: a connection whose output lws holds is not read by lws */
 #define TXHOLD_RXFLOW_BIT	(1 << 2)
 struct txhold {
@@ -235,9 +244,7 @@ struct worker {
 	lws_sorted_usec_list_t	 sul_update;
 	lws_sorted_usec_list_t	 sul_quit;
 	lws_sorted_usec_list_t	 sul_ttl;
-	lws_sorted_usec_list_t	 sul_gather;	/* small output held */
-	lws_usec_t		 sent_at;	/* output last sent */
-	int			 answering;	/* input since then */
+	struct gather		 gather;	/* small output held */
 	uint64_t		 reported_bytes;
 
 	LIST_HEAD(, client)	 clients;

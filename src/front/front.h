@@ -226,6 +226,11 @@ struct listing {
 	char		 text[];
 };
 
+/* What GET /metrics reports of the sessions, kept as they change. */
+struct session_gauges {
+	uint64_t	 running, exited, clients, output;
+};
+
 struct session {
 	RB_ENTRY(session)	 by_id;
 	RB_ENTRY(session)	 by_name;
@@ -264,6 +269,7 @@ struct session {
 	int			 link_tries;
 	char			 recorded[16];	/* state in the record */
 	size_t			 buffer_size;	/* its ring, in the budget */
+	struct session_gauges	 share;		/* its part of the gauges */
 };
 
 /* main.c */
@@ -334,7 +340,7 @@ struct listing *registry_list(int (*)(struct session *, void *), void *,
 	    const char *after, int limit);
 void	registry_list_done(struct listing *);
 void	registry_set_ready(struct session *);
-void	registry_foreach(void (*)(struct session *, void *), void *);
+const struct session_gauges *registry_gauges(void);
 struct session *registry_add(const char *id, const char *name, int fd);
 void	registry_remove(struct session *);
 void	registry_set_buffer(struct session *, size_t);

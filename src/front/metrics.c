@@ -1,11 +1,13 @@
 /*
  * metrics.c: GET /metrics, the front's counters in Prometheus' text format.
  *
- * Counters are plain integers bumped where things happen; gauges are read
- * when scraped (the registry's cached session objects, /proc/self).  A
- * scrape walks the sessions once: it is the one request that may.
+ * Counters are plain integers bumped where things happen; the sessions'
+ * gauges are sums the registry keeps as sessions change, and the process's
+ * are read from /proc/self when scraped.  A scrape walks no session and no
+ * descriptor table: with 10,000 sessions it stays a few lines of text.
  */
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <dirent.h>
 #include <stdint.h>
@@ -159,25 +161,6 @@ text_family(FILE *t, const char *name, const char *type, const char *help)
 	fprintf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-struct gauges {
-	uint64_t	 running, exited, clients, output;
-};
-
-static void
-gauges_add(struct session *s, void *arg)
-{
-	struct gauges	*g = arg;
-
-	if (s->json == NULL)
-		return;
-	if (strcmp(s->state, "exited") == 0)
-		g->exited++;
-	else
-		g->running++;
-	g->clients += (uint64_t)s->clients;
-	g->output += s->output_bytes;
-}
-
 static void
 render_process(FILE *t)
 {
@@ -186,6 +169,7 @@ render_process(FILE *t)
 	unsigned long	 kb = 0;
 	DIR		*d;
 	struct dirent	*de;
+	struct stat	 st;
 	unsigned	 nfd = 0;
 
 	if ((f = fopen("/proc/self/status", "re")) != NULL) {
@@ -194,7 +178,14 @@ render_process(FILE *t)
 				break;
 		fclose(f);
 	}
-	if ((d = opendir("/proc/self/fd")) != NULL) {
+	/*
+	 * Linux 6.2 and later give the count as the directory's size, from
+	 * the descriptor bitmap; reading the directory costs about a
+	 * microsecond a descriptor, 10 ms with 10,000 sessions.
+	 */
+	if (stat("/proc/self/fd", &st) == 0 && st.st_size > 0)
+		nfd = (unsigned)st.st_size;
+	else if ((d = opendir("/proc/self/fd")) != NULL) {
 		while ((de = readdir(d)) != NULL)
 			nfd += de->d_name[0] != '.';
 		closedir(d);
@@ -234,7 +225,7 @@ render_failed(FILE *t, const char *name, const char *help, int which)
 char *
 metrics_render(size_t *lenp)
 {
-	struct gauges	 g = { 0, 0, 0, 0 };
+	const struct session_gauges *g = registry_gauges();
 	char		*buf, label[64];
 	size_t		 r, i;
 	uint64_t	 cum;
@@ -247,19 +238,18 @@ metrics_render(size_t *lenp)
 	    "the running front's version");
 	fprintf(t, "lodged_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
 
-	registry_foreach(gauges_add, &g);
 	text_family(t, "lodged_sessions", "gauge", "sessions by state");
 	fprintf(t, "lodged_sessions{state=\"running\"} %llu\n"
 	    "lodged_sessions{state=\"exited\"} %llu\n",
-	    (unsigned long long)g.running, (unsigned long long)g.exited);
+	    (unsigned long long)g->running, (unsigned long long)g->exited);
 	text_family(t, "lodged_session_clients", "gauge",
 	    "clients attached to sessions (as last reported by the workers)");
 	fprintf(t, "lodged_session_clients %llu\n",
-	    (unsigned long long)g.clients);
+	    (unsigned long long)g->clients);
 	text_family(t, "lodged_session_output_bytes", "gauge",
 	    "output bytes written by the sessions that exist now");
 	fprintf(t, "lodged_session_output_bytes %llu\n",
-	    (unsigned long long)g.output);
+	    (unsigned long long)g->output);
 
 	for (i = 0; i < METRIC_NCOUNTERS; i++) {
 		text_family(t, counters[i].name, "counter", counters[i].help);

@@ -77,15 +77,40 @@ registry_find_id(const char *id)
 	return (RB_FIND(session_ids, &sessions_by_id, &key));
 }
 
-/* Each listed session, in id order (a scrape of GET /metrics). */
-void
-registry_foreach(void (*fn)(struct session *, void *), void *arg)
-{
-	struct session	*s;
+/*
+ * The sums GET /metrics reports, each session's part taken out and put
+ * back as it changes (registry_recount), so that a scrape walks nothing.
+ */
+static struct session_gauges	registry_sums;
 
-	RB_FOREACH(s, session_ids, &sessions_by_id)
-		if (s->ready && !s->gone)
-			fn(s, arg);
+const struct session_gauges *
+registry_gauges(void)
+{
+	return (&registry_sums);
+}
+
+static void
+registry_recount(struct session *s)
+{
+	struct session_gauges	*g = &s->share, *t = &registry_sums;
+	int			 exited;
+
+	t->running -= g->running;
+	t->exited -= g->exited;
+	t->clients -= g->clients;
+	t->output -= g->output;
+	memset(g, 0, sizeof(*g));
+	if (!s->ready || s->gone || s->json == NULL)
+		return;
+	exited = strcmp(s->state, "exited") == 0;
+	g->running = !exited;
+	g->exited = exited;
+	g->clients = (uint64_t)s->clients;
+	g->output = s->output_bytes;
+	t->running += g->running;
+	t->exited += g->exited;
+	t->clients += g->clients;
+	t->output += g->output;
 }
 
 struct session *
@@ -306,6 +331,7 @@ registry_take(struct session *s, json_t *j)
 	    sizeof(s->user))
 		s->user[0] = '\0';
 	json_decref(j);
+	registry_recount(s);
 }
 
 /* s is made and listed from now on. */
@@ -314,6 +340,7 @@ registry_set_ready(struct session *s)
 {
 	s->ready = 1;
 	registry_list_stale();
+	registry_recount(s);
 }
 
 /* A session in the trees, with no link to its worker yet. */
@@ -348,6 +375,8 @@ registry_free(struct session *s)
 	ctl_close(&s->ctl);
 	registry_list_stale();
 	free(s->json);
+	s->json = NULL;
+	registry_recount(s);
 	free(s);
 }
 
@@ -455,6 +484,7 @@ registry_remove(struct session *s)
 		return;
 	s->gone = 1;
 	registry_list_stale();
+	registry_recount(s);
 	RB_REMOVE(session_ids, &sessions_by_id, s);
 	if (s->named)
 		RB_REMOVE(session_names, &sessions_by_name, s);
@@ -732,6 +762,7 @@ registry_hello_done(struct session *s, const msgpack_object *o)
 		    s->id, s->proto, PROTO_VERSION);
 		s->refused = 1;
 		s->ready = 1;
+		registry_recount(s);
 		link_close(s->link);
 		return;
 	}

@@ -120,6 +120,58 @@ class TestMetrics(lt.DaemonPerClass):
         self.assertGreater(self.value(after, "process_resident_memory_bytes"),
                            0)
 
+    async def test_gauges_are_the_sessions_sums(self):
+        """The sessions' gauges, kept by the front as sessions change, equal
+        what the list says at every step: create, output, attach, exit,
+        delete, and after a front restart finds them again; the descriptor
+        count follows the front's table."""
+        d = self.start_daemon()
+
+        def check(what, expect=None):
+            def same():
+                listed = d.json("GET", "/v1/sessions")["sessions"]
+                g = parse(d.request("GET", "/metrics").body.decode())
+                want = (sum(x["state"] != "exited" for x in listed),
+                        sum(x["state"] == "exited" for x in listed),
+                        sum(x["clients"] for x in listed),
+                        sum(x["outputBytes"] for x in listed))
+                got = (self.value(g, "lodged_sessions", state="running"),
+                       self.value(g, "lodged_sessions", state="exited"),
+                       self.value(g, "lodged_session_clients"),
+                       self.value(g, "lodged_session_output_bytes"))
+                same.last = (want, got)
+                return want == got and expect in (None, got)
+            lt.wait_for(same, what="gauges equal to the list's sums (%s)" %
+                        what)
+            return same.last[1]
+
+        def fds():
+            return self.value(parse(d.request("GET", "/metrics").body
+                                    .decode()), "process_open_fds")
+
+        fds0 = fds()
+        check("none", (0, 0, 0, 0))
+        ids = [self.create({"args": ["sh", "-c", "printf %s; exec cat"
+                                     % ("x" * (i + 1))]}, d=d)["id"]
+               for i in range(6)]
+        quick = self.create({"args": ["sh", "-c", "printf done"]}, d=d)["id"]
+        lt.wait_for(lambda: d.json("GET", "/v1/sessions/%s" % quick)
+                    ["state"] == "exited", what="the short session's exit")
+        check("created", (6, 1, 0, 21 + 4))
+        # each session is a link the front holds: the count moves with them
+        self.assertGreaterEqual(fds() - fds0, 7)
+        ws = await lt.WSClient.connect(d, ids[0])
+        await ws.handshake()
+        check("attached", (6, 1, 1, 25))
+        await ws.close()
+        check("detached", (6, 1, 0, 25))
+        d.request("DELETE", "/v1/sessions/%s" % ids[1])
+        d.request("DELETE", "/v1/sessions/%s" % quick)
+        check("deleted", (5, 0, 0, 21 - 2))
+        d.kill9()
+        d.restart()
+        check("rediscovered", (5, 0, 0, 19))
+
     def test_rediscovered(self):
         """A restarted front counts the sessions it found again."""
         d = self.start_daemon()

@@ -503,16 +503,18 @@ b8_delete(struct http *h, int k)
 struct b8_figs {
 	struct figure	*exec50, *exec99, *att50, *att99, *cre50, *cre99;
 	struct figure	*get50, *get99, *del50, *del99, *rss, *tmpl;
+	struct figure	*spawn50, *spawn99;	/* the machine's, context */
 };
 
 /* What is measured at one level. */
 struct b8_level {
 	struct samples	 exec, att, cre, get, del;
+	struct samples	 spawn;		/* the bench's own, beside each exec */
 	double		 front_kb, tmpl_kb;
 	double		 slab_kb, stack_kb, ptab_kb;	/* the kernel's */
 	double		 worker_pss, child_pss;	/* kB, a sample's average */
 	long		 lists_built;	/* of the GETs, not from the cache */
-	char		 slow[1024];	/* the slowest 1 % of each phase */
+	char		 slow[1536];	/* the slowest 1 % of each phase */
 	double		 first_ms;	/* its first exec, CLOCK_MONOTONIC */
 };
 
@@ -625,6 +627,10 @@ b8_figs_new(struct b8_figs *f, const char *kind, int n, int last)
 	B8_FIG(del50, "DELETE p50", "ms", "<=", 2, 1);
 	B8_FIG(del99, "DELETE p99", "ms", NULL, 0, 0);
 	B8_FIG(tmpl, "template RSS", "kB", NULL, 0, 0);
+	B8_FIG(spawn50, "context: the bench's posix_spawn p50", "ms", NULL, 0,
+	    0);
+	B8_FIG(spawn99, "context: the bench's posix_spawn p99", "ms", NULL, 0,
+	    0);
 #undef B8_FIG
 	snprintf(name, sizeof(name), "%s at %d: front RSS growth per "
 	    "session", kind, n);
@@ -651,6 +657,7 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 	samples_reset(&m->cre);
 	samples_reset(&m->get);
 	samples_reset(&m->del);
+	samples_reset(&m->spawn);
 	usleep(200000);		/* the new workers settle */
 	m->front_kb = (double)proc_field_kb(bench_front_pid(), "status",
 	    "VmRSS");
@@ -666,8 +673,16 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 			fatalx("B8: POST /v1/exec: %d", h->status);
 		samples_add(&m->exec, now_ms() - t0);
 		samples_add(&at, t0 - tl);
+		/*
+		 * What a fork and exec cost the machine at this level, by a
+		 * process that is not lodge's, between lodge's execs: the
+		 * kernel's share of a slow exec shows here too.
+		 */
+		floor_spawn_true(&m->spawn, 1);
 	}
 	b8_slowest(m->slow, sizeof(m->slow), "exec", &m->exec, &at);
+	b8_slowest(m->slow, sizeof(m->slow), "the bench's spawn", &m->spawn,
+	    &at);
 	samples_reset(&at);
 	for (k = 0; k < natt; k++) {
 		t0 = now_ms();
@@ -771,6 +786,7 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 		b8_pct(&m[k].cre, f->cre50, f->cre99, &m[0].cre);
 		b8_pct(&m[k].get, f->get50, f->get99, &m[0].get);
 		b8_pct(&m[k].del, f->del50, f->del99, &m[0].del);
+		b8_pct(&m[k].spawn, f->spawn50, f->spawn99, &m[0].spawn);
 		fig_run(f->rss, (m[k].front_kb - m[0].front_kb) / lv[k], NAN);
 		fig_run(f->tmpl, m[k].tmpl_kb, m[0].tmpl_kb);
 	}
@@ -809,6 +825,7 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 		samples_free(&m[k].cre);
 		samples_free(&m[k].get);
 		samples_free(&m[k].del);
+		samples_free(&m[k].spawn);
 	}
 }
 

@@ -19,6 +19,7 @@ import type { ExecStream, Sandbox, SessionAttach } from '@lodge/sdk';
 const HIGH_WATER = 2048 * 1024;
 const LOW_WATER = 1024 * 1024;
 const RESUME_ATTEMPTS = 120;
+export const SCROLLBACK = 1000;
 
 export type Source =
   | { kind: 'session'; ref: string; label: string; readOnly: boolean }
@@ -79,7 +80,11 @@ export class TermView {
     };
     this.term = new Terminal({
       convertEol: false,
-      scrollback: 5000,
+      // xterm.js's default, as in WeTTY: until the scrollback is full
+      // every new line allocates a line and moves the scrollbar (a timer
+      // set and cleared per line), which made a fresh tab's first 5,000
+      // lines of a flood a tenth of a session tab's output figure
+      scrollback: SCROLLBACK,
       // xterm.js's default, as in WeTTY: a blinking cursor is a CSS
       // animation in the DOM renderer, started again at every echo
       cursorBlink: false,

@@ -86,3 +86,22 @@ test('the terminal is handed up to 2 MiB before the output waits, and woken with
   assert.ok(r.pending <= 1024 * 1024, `woken with ${r.pending} bytes still unparsed`);
   await page.close();
 });
+
+test('a terminal keeps xterm.js\'s default 1,000 lines of scrollback', async () => {
+  // Until the scrollback is full, xterm.js allocates every new line and
+  // moves its scrollbar (a timer set and cleared) at each one: with 5,000
+  // lines, a fresh tab drew the first 400 KB of a flood at a fraction of
+  // its later speed, while the session's ring moved on.
+  const page = await b.ctx.newPage();
+  await openShell(page);
+  const r = await page.evaluate(async () => {
+    const t = window.lodge.active.view;
+    const lines = Array.from({ length: 3000 }, (_, i) => `scroll-${i}\r\n`).join('');
+    await new Promise((res) => t.term.write(lines, res));
+    const b = t.term.buffer.active;
+    return { length: b.length, rows: t.term.rows, first: b.getLine(0).translateToString(true) };
+  });
+  assert.equal(r.length, 1000 + r.rows, `the buffer holds ${r.length} lines`);
+  assert.match(r.first, /^scroll-\d+$/);
+  await page.close();
+});

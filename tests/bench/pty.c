@@ -9,7 +9,9 @@
  * of `lodge attach`.  Floor: the same echo through relay.c, a minimal
  * epoll relay with the same WebSocket framing and messages (for the CLI's
  * terminal, typed into relay.c's minimal terminal client), measured in the
- * same run; the relay, the session and the exec stream in turns.
+ * same run; the relay, the session and the exec stream in turns.  Context:
+ * that terminal client typing into a session, the session's share of what
+ * `lodge attach` takes beyond its floor.
  * B5: connect to `live` on a session whose 1 MiB ring is full.  Floor:
  * connect and fetch 1 MiB over loopback TCP.
  */
@@ -312,21 +314,25 @@ b4_websockets(struct http *h, struct samples *relay, struct samples *sess,
 /*
  * `lodge attach` on a PTY of the bench's, as a terminal runs it, and its
  * floor, `lodge-bench --relay-client` typed into on another: a byte
- * written to each terminal is timed to its echo there (ms).
+ * written to each terminal is timed to its echo there (ms).  On a third,
+ * the same floor client types into another session (split, ms): what it
+ * takes beyond the floor is the session's share of lodge attach's, and
+ * what lodge attach takes beyond it the CLI's.
  */
 static void
 b4_cli(struct http *h, const char *cli, struct samples *lat,
-    struct samples *floor, int nrt)
+    struct samples *floor, struct samples *split, int nrt)
 {
-	struct pty_term		t[2];
-	struct b4_typist	ty[2] = {
-		{ NULL, &t[0], floor }, { NULL, &t[1], lat }
+	struct pty_term		t[3];
+	struct b4_typist	ty[3] = {
+		{ NULL, &t[0], floor }, { NULL, &t[1], lat },
+		{ NULL, &t[2], split }
 	};
 	struct sess		*ss;
 	char			 self[4096], cmd[8192];
 	ssize_t			 len;
 	pid_t			 relay, rcmd;
-	int			 port;
+	int			 port, k;
 
 	if ((len = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
 		fatalx("B4: /proc/self/exe: %s", strerror(errno));
@@ -339,9 +345,13 @@ b4_cli(struct http *h, const char *cli, struct samples *lat,
 	    "http://127.0.0.1:%d attach %s", bench_token, cli, bench_port,
 	    ss->id);
 	pty_term_open(&t[1], cmd);
-	b4_turns(ty, 2, nrt);
-	pty_term_close(&t[0]);
-	pty_term_close(&t[1]);
+	ss = sess_create(h, "{\"command\":\"" B4_CMD "\",\"pty\":true}", NULL);
+	snprintf(cmd, sizeof(cmd), "LODGE_TOKEN=%s exec '%s' --relay-client "
+	    "%d /v1/sessions/%s/attach", bench_token, self, bench_port, ss->id);
+	pty_term_open(&t[2], cmd);
+	b4_turns(ty, 3, nrt);
+	for (k = 0; k < 3; k++)
+		pty_term_close(&t[k]);
 	relay_stop(relay, rcmd);
 }
 
@@ -388,8 +398,10 @@ void
 bench_b4(void)
 {
 	struct samples	 relay = { 0 }, sess = { 0 }, strm = { 0 };
-	struct samples	 cli = { 0 }, term = { 0 }, pty = { 0 }, tcp = { 0 };
+	struct samples	 cli = { 0 }, term = { 0 }, split = { 0 };
+	struct samples	 pty = { 0 }, tcp = { 0 };
 	struct figure	*fs[2], *fx[2], *fc[2] = { NULL, NULL };
+	struct figure	*fsp[2] = { NULL, NULL };
 	struct figure	*fpty, *ftcp;
 	struct http	 h;
 	char		 clipath[4096];
@@ -398,10 +410,14 @@ bench_b4(void)
 	b4_fig_pair(fs, "session, PTY cat", nrt, " (epoll, WebSocket, PTY)");
 	b4_fig_pair(fx, "exec stream, tty", nrt, "");
 	have_cli = b4_cli_path(clipath, sizeof(clipath)) == 0;
-	if (have_cli)
+	if (have_cli) {
 		b4_fig_pair(fc, "lodge attach's tty", nrt,
 		    " via a terminal client");
-	else
+		fsp[0] = fig_new("B4", "context: floor client on a session p50",
+		    "us", "relay p50 via a terminal client", NULL, 0, 0);
+		fsp[1] = fig_new("B4", "context: floor client on a session p99",
+		    "us", "relay p99 via a terminal client", NULL, 0, 0);
+	} else
 		note("B4: no lodge beside lodged: lodge attach not measured");
 	fpty = fig_new("B4", "context: raw PTY echo round trip p50", "us",
 	    NULL, NULL, 0, 0);
@@ -419,7 +435,8 @@ bench_b4(void)
 		b4_websockets(&h, &relay, &sess, &strm, nrt);
 		if (have_cli) {
 			samples_reset(&term);
-			b4_cli(&h, clipath, &cli, &term, nrt);
+			samples_reset(&split);
+			b4_cli(&h, clipath, &cli, &term, &split, nrt);
 		}
 		floor_pty_keys(B4_CMD, &pty, nrt);
 		floor_tcp_echo(&tcp, nrt);
@@ -436,16 +453,28 @@ bench_b4(void)
 			    samples_pct(&term, 50) * 1e3);
 			fig_run(fc[1], samples_pct(&cli, 99) * 1e3,
 			    samples_pct(&term, 99) * 1e3);
+			fig_run(fsp[0], samples_pct(&split, 50) * 1e3,
+			    samples_pct(&term, 50) * 1e3);
+			fig_run(fsp[1], samples_pct(&split, 99) * 1e3,
+			    samples_pct(&term, 99) * 1e3);
 		}
 		fig_run(fpty, samples_pct(&pty, 50) * 1e3, NAN);
 		fig_run(ftcp, samples_pct(&tcp, 50) * 1e3, NAN);
 		progress("B4 run %d: p50/p99 us: relay %.1f/%.1f, session "
-		    "%.1f/%.1f, exec stream %.1f/%.1f, lodge attach %.1f/%.1f",
-		    r + 1, samples_pct(&relay, 50), samples_pct(&relay, 99),
+		    "%.1f/%.1f, exec stream %.1f/%.1f", r + 1,
+		    samples_pct(&relay, 50), samples_pct(&relay, 99),
 		    samples_pct(&sess, 50), samples_pct(&sess, 99),
-		    samples_pct(&strm, 50), samples_pct(&strm, 99),
-		    have_cli ? samples_pct(&cli, 50) * 1e3 : NAN,
-		    have_cli ? samples_pct(&cli, 99) * 1e3 : NAN);
+		    samples_pct(&strm, 50), samples_pct(&strm, 99));
+		if (have_cli)
+			progress("B4 run %d: p50/p99 us: terminal floor "
+			    "%.1f/%.1f, its client on a session %.1f/%.1f, "
+			    "lodge attach %.1f/%.1f", r + 1,
+			    samples_pct(&term, 50) * 1e3,
+			    samples_pct(&term, 99) * 1e3,
+			    samples_pct(&split, 50) * 1e3,
+			    samples_pct(&split, 99) * 1e3,
+			    samples_pct(&cli, 50) * 1e3,
+			    samples_pct(&cli, 99) * 1e3);
 		(void)sess_delete_all();
 	}
 	http_close(&h);
@@ -454,6 +483,7 @@ bench_b4(void)
 	samples_free(&strm);
 	samples_free(&cli);
 	samples_free(&term);
+	samples_free(&split);
 	samples_free(&pty);
 	samples_free(&tcp);
 }

@@ -344,13 +344,16 @@ relay_client_output(struct ws *w)
 }
 
 /*
- * `lodge-bench --relay-client PORT`: the terminal's end of the floor, the
- * least `lodge attach` can do.  On the terminal it is started on, in raw
- * mode, one epoll loop relays what is typed to the relay on PORT as stdin
- * messages (masked frames, the bench client's generator for the keys) and
- * writes each stdout message's data to the terminal.  So the floor of a
- * keystroke through `lodge attach` has the same processes and hops: the
- * terminal, a client, the relay, the PTY's cat.
+ * `lodge-bench --relay-client PORT [PATH]`: the terminal's end of the
+ * floor, the least `lodge attach` can do.  On the terminal it is started
+ * on, in raw mode, one epoll loop relays what is typed to the relay on PORT
+ * as stdin messages (masked frames, the bench client's generator for the
+ * keys) and writes each stdout message's data to the terminal.  So the
+ * floor of a keystroke through `lodge attach` has the same processes and
+ * hops: the terminal, a client, the relay, the PTY's cat.  Given PATH (and
+ * the token in LODGE_TOKEN), it types into lodged's attach stream there
+ * instead: the same client on a session, which splits what `lodge attach`
+ * takes beyond the floor into the session's share and the CLI's.
  */
 int
 relay_client(int argc, char **argv)
@@ -360,10 +363,17 @@ relay_client(int argc, char **argv)
 	struct termios		 tio;
 	struct ws		 w;
 	msgpack_sbuffer		 sb;
+	const char		*token = getenv("LODGE_TOKEN");
 	ssize_t			 k;
 	int			 ep, i, nev;
 
-	if (argc != 2 || ws_open_port(&w, atoi(argv[1]), "/") == -1)
+	if (argc != 2 && argc != 3)
+		return (2);
+	/* the Host and Authorization of the upgrade */
+	bench_port = atoi(argv[1]);
+	if (token != NULL)
+		snprintf(bench_token, sizeof(bench_token), "%s", token);
+	if (ws_open_port(&w, bench_port, argc == 3 ? argv[2] : "/") == -1)
 		return (2);
 	if (tcgetattr(0, &tio) == 0) {
 		cfmakeraw(&tio);

@@ -226,9 +226,13 @@ struct listing {
 	char		 text[];
 };
 
-/* What GET /metrics reports of the sessions, kept as they change. */
+/*
+ * What GET /metrics reports of the sessions, kept as they change, and the
+ * length of their serialised objects (the size of the whole list).
+ */
 struct session_gauges {
 	uint64_t	 running, exited, clients, output;
+	uint64_t	 text;
 };
 
 struct session {

@@ -99,6 +99,7 @@ registry_recount(struct session *s)
 	t->exited -= g->exited;
 	t->clients -= g->clients;
 	t->output -= g->output;
+	t->text -= g->text;
 	memset(g, 0, sizeof(*g));
 	if (!s->ready || s->gone || s->json == NULL)
 		return;
@@ -107,10 +108,12 @@ registry_recount(struct session *s)
 	g->exited = exited;
 	g->clients = (uint64_t)s->clients;
 	g->output = s->output_bytes;
+	g->text = s->json_len;
 	t->running += g->running;
 	t->exited += g->exited;
 	t->clients += g->clients;
 	t->output += g->output;
+	t->text += g->text;
 }
 
 struct session *
@@ -197,7 +200,10 @@ registry_list_done(struct listing *l)
 		free(l);
 }
 
-/* A listing to fill, of at least size bytes; a whole one takes the spare. */
+/*
+ * A listing to fill, of at least size bytes; a whole one takes the spare,
+ * or is made a sixteenth larger, so that the next one fits its block.
+ */
 static struct listing *
 registry_list_new(size_t size, int whole)
 {
@@ -211,6 +217,8 @@ registry_list_new(size_t size, int whole)
 		registry_spare = NULL;
 	}
 	if (l == NULL) {
+		if (whole)
+			size += size / 16;
 		if ((l = malloc(sizeof(*l) + size)) == NULL)
 			return (NULL);
 		l->size = size;
@@ -257,17 +265,25 @@ registry_list(int (*keep)(struct session *, void *), void *arg,
 {
 	static const char	 head[] = "{\"sessions\":[", tail[] = "]}";
 	static const char	 next[] = "],\"next\":\"";
-	static size_t		 last_len = 4096;	/* of the last whole */
 	struct session		*s, *last = NULL;
 	struct listing		*l;
 	int			 n = 0, whole = keep == NULL && limit == 0;
+	size_t			 size = 4096;
 
 	if (whole && registry_listing != NULL) {
 		registry_listing->refs++;
 		return (registry_listing);
 	}
 	metrics_count(M_LISTS_BUILT);
-	if ((l = registry_list_new(whole ? last_len : 4096, whole)) == NULL ||
+	/*
+	 * A whole list's length is known: the objects, a comma each, head
+	 * and tail.  No realloc copies it as it grows, which at 10,000
+	 * sessions was more copying than the list itself.
+	 */
+	if (whole)
+		size = registry_sums.text + registry_sums.running +
+		    registry_sums.exited + sizeof(head) + sizeof(tail);
+	if ((l = registry_list_new(size, whole)) == NULL ||
 	    registry_list_put(&l, head, sizeof(head) - 1) == -1)
 		return (NULL);
 	for (s = registry_list_start(after); s != NULL;
@@ -290,8 +306,6 @@ registry_list(int (*keep)(struct session *, void *), void *arg,
 	} else if (registry_list_put(&l, tail, sizeof(tail) - 1) == -1)
 		return (NULL);
 	if (whole) {
-		/* Room for a few more sessions the next time. */
-		last_len = l->len + l->len / 16;
 		l->refs++;
 		registry_listing = l;
 	}

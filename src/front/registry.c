@@ -78,8 +78,9 @@ registry_find_id(const char *id)
 }
 
 /*
- * The sums GET /metrics reports, each session's part taken out and put
- * back as it changes (registry_recount), so that a scrape walks nothing.
+ * The sums GET /metrics reports and the whole list's length, each
+ * session's part taken out and put back as it changes (registry_recount),
+ * so that neither a scrape nor a list's size walks the sessions.
  */
 static struct session_gauges	registry_sums;
 

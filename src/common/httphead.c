@@ -687,7 +687,7 @@ httphead_attach_param(struct httphead_attach *q, const char *key,
     const char *value, const char **why)
 {
 	static const char *const names[] = { "since", "cols", "rows",
-	    "readOnly" };
+	    "readOnly", "pace" };
 	uint64_t	 v;
 	unsigned	 i;
 
@@ -699,7 +699,8 @@ httphead_attach_param(struct httphead_attach *q, const char *key,
 	if (q->seen & (1u << i)) {
 		*why = i == 0 ? "'since' is given twice" : i == 1 ?
 		    "'cols' is given twice" : i == 2 ? "'rows' is given twice" :
-		    "'readOnly' is given twice";
+		    i == 3 ? "'readOnly' is given twice" :
+		    "'pace' is given twice";
 		return (-1);
 	}
 	q->seen |= 1u << i;
@@ -728,8 +729,15 @@ httphead_attach_param(struct httphead_attach *q, const char *key,
 			q->rows = (int)v;
 		return (0);
 	default:
-		q->readonly = value == NULL || (strcmp(value, "0") != 0 &&
-		    strcmp(value, "false") != 0);
+		if (value == NULL || (strcmp(value, "0") != 0 &&
+		    strcmp(value, "false") != 0))
+			*(i == 3 ? &q->readonly : &q->pace) = 1;
+		/* Whichever comes second sees the other. */
+		if (q->readonly && q->pace) {
+			*why = "'pace' is for a client that may type: a "
+			    "read-only client cannot hold the process back";
+			return (-1);
+		}
 		return (0);
 	}
 }

@@ -97,8 +97,9 @@ int		 httphead_unescape(const char *src, size_t srclen, char *dst,
 
 /*
  * The query of an attach or a log call, the same at the front and at a
- * worker: since (an offset), cols and rows (an attach's PTY size) and
- * readOnly.  Other parameters are ignored; each of these may be given once.
+ * worker: since (an offset), cols and rows (an attach's PTY size), readOnly
+ * and pace, which a read-only client may not ask for.  Other parameters are
+ * ignored; each of these may be given once.
  */
 struct httphead_attach {
 	int		 since_set;
@@ -106,6 +107,7 @@ struct httphead_attach {
 	int		 cols;		/* 0 when not given */
 	int		 rows;
 	int		 readonly;
+	int		 pace;		/* hold the process back for it */
 	unsigned	 seen;
 };
 

@@ -7,7 +7,8 @@
  * it was at attach time, "live", live output, and finally "exit".  A client
  * that falls behind by more than the ring holds gets a "gap" and resumes
  * with half a ring of slack (not at the oldest byte, which fast output would
- * overwrite again at once): it never slows the process or the other clients.
+ * overwrite again at once): it never slows the process or the other clients,
+ * unless it attached with pace (pace.c).
  */
 #include <sys/types.h>
 
@@ -219,6 +220,7 @@ client_send_output(struct client *cl, uint64_t limit)
 	msgpack_pack_bin(&pk, n);
 	msgpack_pack_bin_body(&pk, p, n);
 	cl->off += n;
+	pace_moved(cl);
 	return (client_send(cl, &fb));
 }
 
@@ -295,6 +297,7 @@ client_writeable(struct client *cl)
 	if (cl->off < start) {
 		client_gap(cl, cl->off, client_resume_at(start, end));
 		cl->off = client_resume_at(start, end);
+		pace_moved(cl);
 		return (0);
 	}
 	if (!cl->sent_live) {
@@ -388,6 +391,10 @@ client_established(struct lws *wsi, struct http_req *hr)
 	}
 	LIST_INSERT_HEAD(&worker->clients, cl, entry);
 	worker->nclients++;
+	if (cl->pace) {
+		worker->npaced++;
+		cl->moved_at = lws_now_usecs();
+	}
 	if (cl->since_set && cl->since < start) {
 		/* Queued now, sent right after "attached". */
 		client_gap(cl, cl->since, start);
@@ -504,7 +511,7 @@ client_query(struct lws *wsi, struct httphead_attach *q, const char **why)
 	return (0);
 }
 
-/* Query of an attach: cols, rows, since, readOnly. */
+/* Query of an attach: cols, rows, since, readOnly, pace. */
 static int
 client_filter(struct lws *wsi, struct http_req *hr)
 {
@@ -523,6 +530,7 @@ client_filter(struct lws *wsi, struct http_req *hr)
 		return (-1);
 	STAILQ_INIT(&cl->msgs);
 	cl->readonly = q.readonly;
+	cl->pace = q.pace;
 	cl->since_set = q.since_set;
 	cl->since = q.since;
 	/* One of the two: keep the other as it is. */
@@ -686,6 +694,9 @@ client_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if (cl->wsi != NULL) {
 			LIST_REMOVE(cl, entry);
 			worker->nclients--;
+			if (cl->pace)
+				worker->npaced--;
+			pace_check();
 			worker_broadcast_update();
 		}
 		client_free(cl);

@@ -42,8 +42,12 @@ session_gather_cb(lws_sorted_usec_list_t *sul)
 	worker_wake_clients();
 }
 
+/*
+ * Read what the process wrote; a drain reads on even while a paced client
+ * holds the process back (pace.c), since the streams close after it.
+ */
 void
-session_output(struct worker_fd *wf)
+session_output(struct worker_fd *wf, int drain)
 {
 	ssize_t	n;
 	int	i, got = 0, brief = 0, tag = (wf->kind == WFD_ERR);
@@ -54,6 +58,11 @@ session_output(struct worker_fd *wf)
 		if (n > 0) {
 			ring_append(worker->ring, tag, session_buf, (size_t)n);
 			got = 1;
+			if (worker->npaced > 0) {
+				pace_check();
+				if (worker->pace_held && !drain)
+					break;
+			}
 			if (n < WORKER_FULL_READ) {
 				brief = 1;
 				break;
@@ -87,6 +96,29 @@ session_output(struct worker_fd *wf)
 	session_check_final();
 }
 
+/*
+ * lws closes a raw-file wsi on POLLHUP without POLLIN, which is what a pipe
+ * held back by pace (pace.c) reports once every writer is gone: what is
+ * still in it is read here, before the descriptor goes.
+ */
+void
+session_output_closing(struct worker_fd *wf)
+{
+	ssize_t	n;
+	int	got = 0, tag = (wf->kind == WFD_ERR);
+
+	if (worker->final)
+		return;
+	while ((n = read(wf->fd, session_buf, sizeof(session_buf))) > 0) {
+		ring_append(worker->ring, tag, session_buf, (size_t)n);
+		got = 1;
+	}
+	if (got) {
+		worker_wake_clients();
+		worker_output_changed();
+	}
+}
+
 /* --exited-ttl: an exited session removes itself after a while. */
 static void
 session_ttl_cb(lws_sorted_usec_list_t *sul)
@@ -107,12 +139,13 @@ session_finalise(lws_sorted_usec_list_t *sul)
 		return;
 	/* Read whatever is still buffered in the streams, without waiting. */
 	if (worker->out != NULL && worker->out_open)
-		session_output(worker->out);
+		session_output(worker->out, 1);
 	if (worker->err != NULL && worker->err_open)
-		session_output(worker->err);
+		session_output(worker->err, 1);
 	if (worker->final)
 		return;		/* the drain read EOF and finalised it */
 	worker->final = 1;
+	pace_check();		/* nothing is left to hold back */
 	if (worker->master_keep != -1) {
 		close(worker->master_keep);
 		worker->master_keep = -1;

@@ -294,7 +294,7 @@ worker_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			break;
 		case WFD_OUT:
 		case WFD_ERR:
-			session_output(wf);
+			session_output(wf, 0);
 			break;
 		case WFD_SIGNAL:
 			worker_signals();
@@ -321,6 +321,8 @@ worker_raw_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			wf->ctl.fd = -1;	/* lws closes it */
 			ctl_close(&wf->ctl);
 		}
+		if (wf == worker->out || wf == worker->err)
+			session_output_closing(wf);
 		if (wf == worker->out) {
 			worker->out = NULL;
 			worker->out_open = 0;

@@ -109,6 +109,10 @@ struct gather {
 };
 int	gather_hold(struct gather *, struct lws_context *, sul_cb_t);
 
+/* pace.c: the process held back for its fastest client */
+void	pace_check(void);
+void	pace_moved(struct client *);
+
 /* txhold.c: a connection whose output lws holds is not read by lws */
 #define TXHOLD_RXFLOW_BIT	(1 << 2)
 struct txhold {
@@ -181,6 +185,8 @@ struct client {
 	uint64_t		 off;		/* next byte to send */
 	uint64_t		 replay_to;
 	int			 readonly;
+	int			 pace;		/* holds the process back */
+	lws_usec_t		 moved_at;	/* its output last moved on */
 	int			 want_size;	/* cols/rows in the query */
 	int			 cols, rows;
 	int			 since_set;
@@ -249,6 +255,9 @@ struct worker {
 
 	LIST_HEAD(, client)	 clients;
 	int			 nclients;
+	int			 npaced;	/* clients with pace */
+	int			 pace_held;	/* output not read: pace.c */
+	lws_sorted_usec_list_t	 sul_pace;
 	LIST_HEAD(, worker_fd)	 controls;
 	/* control requests waiting for the session to be gone */
 	int64_t			 delete_waiters[16];
@@ -357,7 +366,8 @@ int	child_spec_init(struct child_spec *, const struct spawnreq *r,
 void	child_spec_free(struct child_spec *);
 
 /* session.c: the child's I/O, signals, resize, delete */
-void	session_output(struct worker_fd *);
+void	session_output(struct worker_fd *, int drain);
+void	session_output_closing(struct worker_fd *);
 void	session_reap(void);
 int	session_input(struct client *, const void *, size_t);
 void	session_input_closed(void);

@@ -4,8 +4,10 @@
  * Output is paced by xterm's write callbacks: past HIGH_WATER bytes handed
  * to the terminal and not yet parsed, the output callback returns a promise
  * that settles below LOW_WATER, and the SDK stops reading the socket until
- * then (lodged reports a gap if the session's ring moved on meanwhile; the
- * session's other clients never wait).  A session's replay is parsed with
+ * then.  A session tab that may type attaches with pace, so lodged holds
+ * the process back for it while it is the fastest client; a read-only tab
+ * is sent a gap when the ring moved on meanwhile (the session's other
+ * clients never wait for either).  A session's replay is parsed with
  * the terminal's answers to queries dropped: they answered the past.
  */
 import { FitAddon } from '@xterm/addon-fit';
@@ -119,7 +121,9 @@ export class TermView {
       return;
     }
     const h = this.sandbox.attachSession(s.ref, {
-      ...(s.readOnly ? { readOnly: true } : { cols, rows }),
+      // A tab that may type is the session's terminal: it paces the process
+      // (a viewer never does), so a flood is drawn whole, not skipped.
+      ...(s.readOnly ? { readOnly: true } : { cols, rows, pace: true }),
       // a tab waits minutes for lodged to come back, not seconds
       resume: { maxAttempts: RESUME_ATTEMPTS, maxDelayMs: 3000 },
       onStdout,

@@ -87,6 +87,7 @@ export class SessionAttach extends StreamBase<AttachExit> {
     if (o.rows !== undefined) q.push(`rows=${o.rows}`);
     if (this.next !== undefined) q.push(`since=${this.next}`);
     if (o.readOnly) q.push('readOnly=1');
+    if (o.pace) q.push('pace=1');
     return `/v1/sessions/${encodeURIComponent(this.ref)}/attach${q.length ? '?' + q.join('&') : ''}`;
   }
 

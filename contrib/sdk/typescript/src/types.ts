@@ -182,6 +182,12 @@ export interface AttachOptions extends StreamCallbacks, CallOptions {
   since?: number;
   /** Receive only: input, resize and signal are refused. */
   readOnly?: boolean;
+  /**
+   * Hold the process back rather than skip output: while every client is
+   * behind and this one still reads, the process waits for it, as for a
+   * terminal (default false; not with readOnly).
+   */
+  pace?: boolean;
   /** The replay is over: what follows is live. */
   onLive?: () => void;
   /** Output the ring no longer held was skipped. */

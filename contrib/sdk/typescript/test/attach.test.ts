@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 
-import { ForbiddenError, GapError, type GapInfo, type Sandbox } from '@lodge/sdk';
+import { BadRequestError, ForbiddenError, GapError, type GapInfo, type Sandbox } from '@lodge/sdk';
 
 import { client, Collector, eventually, forget, kit, proxied, sleep, uname } from './helpers.js';
 
@@ -136,6 +136,41 @@ test('attach.readonly', async () => {
   assert.equal((await sandbox.sessionLog(s.id)).length, 0);
   assert.equal((await sandbox.getSession(s.id)).state, 'running');
   a.detach();
+});
+
+test('attach.pace: the process waits for a paced reader, and nothing is skipped', async () => {
+  const size = 32 * 1024 * 1024;
+  const s = await sandbox.createSession({ name: name('pace'), args: ['sh', '-c', `read x; head -c ${size} /dev/zero`] });
+  const gaps: GapInfo[] = [];
+  let got = 0;
+  let slow = true;
+  const a = sandbox.attachSession(s.id, {
+    pace: true,
+    onGap: (g) => gaps.push(g),
+    onStdout: (c) => {
+      got += c.length;
+      return slow ? sleep(20) : undefined;
+    },
+  });
+  await a.live;
+  a.write('go\n');
+  await sleep(1500);
+  // what lodged read beyond what this reader took: a quarter of the ring,
+  // a read, and the sockets' buffers, not the whole 32 MiB
+  const ahead = (await sandbox.getSession(s.id)).outputBytes - got;
+  assert.ok(ahead < 12 * 1024 * 1024, `the process ran ${ahead} bytes ahead`);
+  slow = false;
+  const exit = await a.done;
+  assert.equal(exit.code, 0);
+  assert.deepEqual(gaps, []);
+  assert.equal(got, size);
+});
+
+test('attach.pace.readonly: refused, a viewer cannot hold the process back', async () => {
+  const s = await sandbox.createSession({ name: name('pace-ro'), args: ['cat'] });
+  const a = sandbox.attachSession(s.id, { pace: true, readOnly: true, resume: false });
+  await assert.rejects(a.done, (e: unknown) => e instanceof BadRequestError && /'pace'/.test(e.message));
+  assert.equal((await sandbox.getSession(s.id)).state, 'running');
 });
 
 test('attach.eof', async () => {

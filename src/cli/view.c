@@ -214,6 +214,9 @@ view_request(const char *ref, const uint64_t *since)
 	    tty_size(STDIN_FILENO, &cols, &rows) == 0)
 		n += (size_t)snprintf(query + n, sizeof(query) - n,
 		    "&cols=%d&rows=%d", cols, rows);
+	/* Our terminal is the session's: a flood is shown whole (pace). */
+	if (view.mode == VIEW_ATTACH && view.tty)
+		n += (size_t)snprintf(query + n, sizeof(query) - n, "&pace=1");
 	if (view.mode != VIEW_ATTACH)
 		n += (size_t)snprintf(query + n, sizeof(query) - n,
 		    "&readOnly=1");

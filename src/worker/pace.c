@@ -10,9 +10,16 @@
  * the pace of its fastest client: a client never waits for a slower one,
  * and a paced client that has taken nothing for PACE_STALL_US (a stuck
  * peer, a hidden tab) holds the process no longer, until it reads again.
+ *
+ * Taking output is a send of ours, or the socket's queue of unsent bytes
+ * going down: a slow reader behind megabytes of socket buffers reads on for
+ * seconds before the socket has room for another send.
  */
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/queue.h>
+
+#include <linux/sockios.h>
 
 #include <libwebsockets.h>
 #include <msgpack.h>
@@ -20,7 +27,7 @@
 #include "ring.h"
 #include "worker.h"
 
-#define PACE_STALL_US	(1000 * LWS_US_PER_MS)
+#define PACE_STALL_US	(2000 * LWS_US_PER_MS)
 
 /* A quarter of the ring: a paced client never falls out of it. */
 static uint64_t
@@ -46,6 +53,18 @@ pace_set(int hold)
 static void
 pace_stalled_cb(lws_sorted_usec_list_t *sul)
 {
+	struct client	*cl;
+	lws_usec_t	 now = lws_now_usecs();
+	int		 queued;
+
+	LIST_FOREACH(cl, &worker->clients, entry) {
+		if (!cl->pace || cl->wsi == NULL ||
+		    ioctl(lws_get_socket_fd(cl->wsi), SIOCOUTQ, &queued) == -1)
+			continue;
+		if (queued < cl->queued)
+			cl->moved_at = now;
+		cl->queued = queued;
+	}
 	pace_check();
 }
 

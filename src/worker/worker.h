@@ -187,6 +187,7 @@ struct client {
 	int			 readonly;
 	int			 pace;		/* holds the process back */
 	lws_usec_t		 moved_at;	/* its output last moved on */
+	int			 queued;	/* its socket's unsent bytes */
 	int			 want_size;	/* cols/rows in the query */
 	int			 cols, rows;
 	int			 since_set;

@@ -700,6 +700,49 @@ class TestCliAttach(TerminalMixin, DaemonPerClass):
         self.assertIn(("TERM=%s\r\n" % term).encode(),
                       self.log("at-once").body)
 
+    def test_attach_on_a_terminal_paces_a_flood(self):
+        # a terminal that reads slowly holds the session's program back
+        # (pace): nothing is skipped, and the program waits meanwhile
+        size = 64 * 1024 * 1024
+        self.new("-n", "flood", "--no-pty", "--", "sh", "-c",
+                 "read x; head -c %d /dev/zero | tr '\\0' a; "
+                 "echo FLOOD-END" % size)
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ,
+                    struct.pack("HHHH", 24, 80, 0, 0))
+        proc = subprocess.Popen([LODGE, "attach", "flood"], stdin=slave,
+                                stdout=slave, stderr=slave,
+                                env=self.lodge_env(), close_fds=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        wait_for(lambda: self.get("flood")["clients"] == 1, what="attached")
+        self.input("flood", "go\n")
+        seen = bytearray()
+        slow_until = time.monotonic() + 1.5
+        while time.monotonic() < slow_until:
+            r, _, _ = select.select([master], [], [], 0.02)
+            if r:
+                seen += os.read(master, 16384)
+            time.sleep(0.02)
+        ahead = self.get("flood")["outputBytes"] - len(seen)
+        # the window, the sockets' and the terminal's buffers; not 64 MiB
+        self.assertLess(ahead, 24 * 1024 * 1024,
+                        "the program ran %d bytes ahead" % ahead)
+        deadline = time.monotonic() + TIMEOUT
+        while proc.poll() is None or select.select([master], [], [], 0)[0]:
+            self.assertLess(time.monotonic(), deadline, "no exit")
+            r, _, _ = select.select([master], [], [], 0.2)
+            if r:
+                try:
+                    seen += os.read(master, 65536)
+                except OSError:
+                    break
+        self.assertEqual(proc.returncode, 0)
+        self.assertNotIn(b"lost", seen)
+        self.assertEqual(seen.count(b"a"), size)
+        self.assertIn(b"FLOOD-END", seen)
+
     def test_input_before_live_is_dropped(self):
         # a replay bigger than every buffer on the way: lodge cannot reach
         # "live" until we read the terminal, so what we type first arrives

@@ -148,7 +148,7 @@ class TestPace(lt.DaemonPerClass):
         c = await self.slow_client(sid, {"pace": 1})
         try:
             self.input(sid, "go\n")
-            # it reads nothing: after a second the process runs on
+            # it reads nothing: after two seconds the process runs on
             wait_for(lambda: self.written(sid) == SIZE, 60, interval=0.1,
                      what="the output of a session whose paced client "
                      "stopped reading")

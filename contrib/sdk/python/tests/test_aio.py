@@ -244,6 +244,65 @@ def test_aio_readonly() -> None:
     run(t)
 
 
+@sc("attach.pace")
+def test_aio_pace() -> None:
+    size = 32 << 20
+
+    async def t(sb: lodge.aio.AsyncSandbox) -> None:
+        s = await sb.create_session(args=["sh", "-c", "read x; head -c %d "
+                                          "/dev/zero" % size])
+        try:
+            h = await sb.attach_session(s.id, pace=True)
+            got = 0
+            slow = True
+            gaps: List[lodge.Gap] = []
+            started = asyncio.Event()
+
+            async def take() -> None:
+                # a slow iterator: the handle pulls from the connection
+                # only as it is consumed, which holds the daemon back
+                nonlocal got
+                async for ev in h:
+                    if isinstance(ev, lodge.Live):
+                        await h.write("go\n")
+                        started.set()
+                    elif isinstance(ev, lodge.Gap):
+                        gaps.append(ev)
+                    elif isinstance(ev, lodge.Output):
+                        got += len(ev.data)
+                        if slow:
+                            await asyncio.sleep(0.02)
+
+            task = asyncio.ensure_future(take())
+            await asyncio.wait_for(started.wait(), 10)
+            await asyncio.sleep(1.5)
+            ahead = (await sb.get_session(s.id)).output_bytes - got
+            assert ahead < 12 << 20, "the process ran %d bytes ahead" % ahead
+            slow = False
+            await asyncio.wait_for(task, 60)
+            assert await h.wait() == {"code": 0, "signal": None}
+            assert gaps == []
+            assert got == size
+        finally:
+            await sb.delete_session(s.id)
+    run(t)
+
+
+@sc("attach.pace.readonly")
+def test_aio_pace_readonly() -> None:
+    async def t(sb: lodge.aio.AsyncSandbox) -> None:
+        s = await sb.create_session(args=["cat"])
+        try:
+            with pytest.raises(lodge.BadRequestError) as e:
+                await sb.attach_session(s.id, pace=True, read_only=True,
+                                        resume=False)
+            assert e.value.status == 400 and "'pace'" in e.value.message
+            assert (await sb.get_session(s.id)).state == "running"
+        finally:
+            await sb.delete_session(s.id)
+    run(t)
+
+
 @sc("attach.resume")
 @sc("attach.resume.cuts")
 def test_aio_resume(kit: Kit, sandbox: lodge.Sandbox) -> None:

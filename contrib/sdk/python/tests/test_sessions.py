@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from typing import Any, Callable, List
 
 import pytest
@@ -223,6 +224,48 @@ def test_attach_readonly(sandbox: lodge.Sandbox, sessions: Make) -> None:
     assert sandbox.session_log(s.id) == b""
     assert sandbox.get_session(s.id).state == "running"
     h.detach()
+
+
+@sc("attach.pace")
+def test_attach_pace(sandbox: lodge.Sandbox, sessions: Make) -> None:
+    size = 32 << 20
+    s = sessions(args=["sh", "-c", "read x; head -c %d /dev/zero" % size])
+    got = [0]
+    slow = threading.Event()
+    slow.set()
+    live = threading.Event()
+    gaps: List[lodge.Gap] = []
+
+    def on_stdout(b: bytes) -> None:
+        # the reader thread held here holds the daemon back in turn
+        got[0] += len(b)
+        if slow.is_set():
+            time.sleep(0.02)
+
+    h = sandbox.attach_session(s.id, pace=True, on_stdout=on_stdout,
+                               on_live=lambda e: live.set(),
+                               on_gap=gaps.append)
+    assert live.wait(10)
+    h.write("go\n")
+    time.sleep(1.5)
+    # what lodged read beyond what this reader took: a quarter of the
+    # ring, a read, and the sockets' buffers, not the whole 32 MiB
+    ahead = sandbox.get_session(s.id).output_bytes - got[0]
+    assert ahead < 12 << 20, "the process ran %d bytes ahead" % ahead
+    slow.clear()
+    assert h.wait(60) == {"code": 0, "signal": None}
+    assert gaps == []
+    assert got[0] == size
+
+
+@sc("attach.pace.readonly")
+def test_attach_pace_readonly(sandbox: lodge.Sandbox, sessions: Make) -> None:
+    s = sessions(args=["cat"])
+    with pytest.raises(lodge.BadRequestError) as e:
+        sandbox.attach_session(s.id, pace=True, read_only=True,
+                               resume=False)
+    assert e.value.status == 400 and "'pace'" in e.value.message
+    assert sandbox.get_session(s.id).state == "running"
 
 
 @sc("attach.eof")

@@ -23,7 +23,7 @@ STREAM = {"command", "args", "work_dir", "env", "user", "timeout_seconds",
           "on_stdout_text", "on_stderr_text", "on_exit", "on_error"}
 SESSION = {"name", "command", "args", "work_dir", "env", "user", "pty",
            "tty", "cols", "rows", "buffer_size"}
-ATTACH = {"cols", "rows", "since", "read_only", "strict", "resume",
+ATTACH = {"cols", "rows", "since", "read_only", "pace", "strict", "resume",
           "resume_timeout", "on_stdout", "on_stderr", "on_output",
           "on_stdout_text",
           "on_stderr_text", "on_exit", "on_error", "on_live", "on_gap",

@@ -234,7 +234,10 @@ class Sandbox:
                        **kwargs: Any) -> "AttachHandle":
         """Attach to a session: the ring's replay, then live output.
 
-        Options: ``cols``, ``rows``, ``since``, ``readOnly``, ``strict``
+        Options: ``cols``, ``rows``, ``since``, ``readOnly``, ``pace``
+        (hold the process back rather than skip output: while every client
+        is behind and this one still reads, the process waits for it, as
+        for a terminal; not with ``readOnly``), ``strict``
         (a gap raises :class:`GapError` instead of an ``onGap`` event),
         ``resume`` (default True: reconnect by offset after a lost
         connection, delivering each byte once), ``resume_timeout``, and the
@@ -257,6 +260,8 @@ def _query(o: Mapping[str, Any], since: Optional[int],
         q.append("since=%d" % since)
     if o.get("read_only"):
         q.append("readOnly=1")
+    if o.get("pace"):
+        q.append("pace=1")
     return "?" + "&".join(q) if q else ""
 
 

@@ -18,6 +18,11 @@ type SessionAttachOptions struct {
 	Cols, Rows int    // resize on attach (PTY sessions); 0: leave it
 	Since      *int64 // replay from this offset (Offset(n)); nil: the whole ring
 	ReadOnly   bool   // input, resize and signal are refused (forbidden)
+	// Pace holds the process back rather than skip output: while every
+	// client is behind and this one still takes output, the process waits
+	// for it, as for a terminal (default false). Not with ReadOnly: the
+	// daemon refuses the attach (*BadRequestError).
+	Pace bool
 
 	OnStdout func(chunk []byte)
 	OnStderr func(chunk []byte)
@@ -120,6 +125,9 @@ func (h *SessionAttachHandle) connect(since int64, first bool) (*serverMsg, erro
 	}
 	if h.o.ReadOnly {
 		q.Set("readOnly", "1")
+	}
+	if h.o.Pace {
+		q.Set("pace", "1")
 	}
 	path := "/v1/sessions/" + ref(h.ref) + "/attach"
 	if len(q) > 0 {

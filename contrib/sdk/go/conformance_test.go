@@ -691,6 +691,47 @@ func TestAttach(t *testing.T) {
 			t.Fatalf("%q %+v", l, g)
 		}
 	})
+	t.Run("attach.pace", func(t *testing.T) {
+		const size = 32 << 20
+		se := newSession(t, s, lodge.CreateSessionOptions{Args: []string{"sh", "-c", "read x; head -c 33554432 /dev/zero"}})
+		var got atomic.Int64
+		var slow atomic.Bool
+		slow.Store(true)
+		// the handle reads the next message only when the callback returns
+		a := attach(t, s, se.ID, lodge.SessionAttachOptions{Pace: true, OnStdout: func(c []byte) {
+			got.Add(int64(len(c)))
+			if slow.Load() {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}})
+		eventually(t, "live", a.isLive)
+		if err := a.h.WriteString("go\n"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		g, err := s.GetSession(ctx, se.ID)
+		// what lodged read beyond what this reader took: a quarter of the
+		// ring, a read, and the sockets' buffers, not the whole 32 MiB
+		ahead := g.OutputBytes - got.Load()
+		slow.Store(false)
+		if err != nil || ahead >= 12<<20 {
+			t.Fatalf("the process ran %d bytes ahead (%v)", ahead, err)
+		}
+		if code, _ := a.wait(t); code != 0 || len(a.gaps) != 0 || got.Load() != size {
+			t.Fatalf("code %d, gaps %v, %d bytes of %d", code, a.gaps, got.Load(), size)
+		}
+	})
+	t.Run("attach.pace.readonly", func(t *testing.T) {
+		se := newSession(t, s, lodge.CreateSessionOptions{Args: []string{"cat"}})
+		_, err := s.AttachSession(tctx(t), se.ID, lodge.SessionAttachOptions{Pace: true, ReadOnly: true, NoResume: true})
+		var br *lodge.BadRequestError
+		if !errors.As(err, &br) || !strings.Contains(br.Message, "'pace'") {
+			t.Fatal(err)
+		}
+		if g, err := s.GetSession(ctx, se.ID); err != nil || g.State != "running" {
+			t.Fatalf("%+v %v", g, err)
+		}
+	})
 	t.Run("attach.eof", func(t *testing.T) {
 		se := newSession(t, s, lodge.CreateSessionOptions{Args: []string{"cat"}})
 		a := attach(t, s, se.ID, lodge.SessionAttachOptions{})

@@ -55,6 +55,8 @@ public final class SessionAttachHandle implements AutoCloseable {
 			q.append("&since=").append(next);
 		if (opts.readOnly)
 			q.append("&readOnly=1");
+		if (opts.pace)
+			q.append("&pace=1");
 		String path = "/v1/sessions/" + Sandbox.encode(ref) + "/attach"
 		    + (q.length() > 0 ? "?" + q.substring(1) : "");
 		sandbox.openWs(path, handler).whenComplete((c, err) -> {

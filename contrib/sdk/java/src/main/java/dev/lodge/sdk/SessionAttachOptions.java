@@ -8,6 +8,7 @@ public class SessionAttachOptions {
 	Integer rows;
 	Long since;
 	boolean readOnly;
+	boolean pace;
 	boolean strict;
 	int maxReconnects = 10;
 	Consumer<byte[]> onStdout;
@@ -32,6 +33,13 @@ public class SessionAttachOptions {
 	public SessionAttachOptions setSince(long offset) { this.since = offset; return this; }
 	/** Attach read-only: input, resize and signal are refused. */
 	public SessionAttachOptions setReadOnly(boolean readOnly) { this.readOnly = readOnly; return this; }
+	/**
+	 * Hold the process back rather than skip output: while every client is
+	 * behind and this one still reads, the process waits for it, as for a
+	 * terminal (default false). Not with {@link #setReadOnly}: the daemon
+	 * refuses the two together with {@link BadRequestException}.
+	 */
+	public SessionAttachOptions setPace(boolean pace) { this.pace = pace; return this; }
 	/** Fail with {@link GapException} instead of reporting a gap as an event. */
 	public SessionAttachOptions setStrict(boolean strict) { this.strict = strict; return this; }
 	/** How many reconnects in a row without progress before the attach fails (default 10). */

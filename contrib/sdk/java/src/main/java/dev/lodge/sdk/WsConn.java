@@ -1,8 +1,10 @@
 package dev.lodge.sdk;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -10,6 +12,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.websocket.core.CloseStatus;
 import org.eclipse.jetty.websocket.core.Configuration;
@@ -31,6 +34,8 @@ final class WsConn implements FrameHandler {
 	/** The largest message accepted from the daemon (its output comes in 64 KiB). */
 	private static final long MAX_INCOMING = 64L << 20;
 	private static final int INPUT_BUFFER = 512 * 1024;
+	/** How much of a refused upgrade's body is kept for its error. */
+	private static final int MAX_REFUSAL = 64 * 1024;
 
 	/** Receives a connection's messages and its end, on one thread at a time. */
 	interface Handler {
@@ -46,6 +51,7 @@ final class WsConn implements FrameHandler {
 	private byte[] buf = new byte[0];
 	private int len;
 	private final AtomicBoolean ended = new AtomicBoolean();
+	private final ByteArrayOutputStream refusal = new ByteArrayOutputStream();
 
 	private WsConn(Handler handler) {
 		this.handler = handler;
@@ -71,28 +77,55 @@ final class WsConn implements FrameHandler {
 		cfg.setInputBufferSize(INPUT_BUFFER);
 		cfg.setOutputBufferSize(64 * 1024);
 		req.setConfiguration(cfg);
+		// the upgrade exposes no reply body: keep it from the request's own
+		// response listener (added as the request begins to go out, before
+		// any reply can come), so a refusal says what the daemon said
+		req.listener(new Request.Listener() {
+			@Override
+			public void onBegin(Request r) {
+				r.onResponseContent((resp, b) -> {
+					if (resp.getStatus() >= 400)
+						c.keepRefusal(b);
+				});
+			}
+		});
 		try {
 			return t.ws.connect(req).handle((s, err) -> {
 				if (err != null)
-					throw new CompletionException(translate(err));
+					throw new CompletionException(c.translate(err));
 				return c;
 			});
 		} catch (IOException e) {
-			return CompletableFuture.failedFuture(translate(e));
+			return CompletableFuture.failedFuture(c.translate(e));
 		}
 	}
 
+	/** Keeps the start of a refused upgrade's body, for its error. */
+	private synchronized void keepRefusal(ByteBuffer b) {
+		int n = Math.min(b.remaining(), MAX_REFUSAL - refusal.size());
+		byte[] a = new byte[n];
+		b.get(a);
+		refusal.write(a, 0, n);
+	}
+
 	/** The SDK's error for a failure to open a WebSocket. */
-	static LodgeException translate(Throwable err) {
+	private LodgeException translate(Throwable err) {
 		while (err instanceof CompletionException && err.getCause() != null)
 			err = err.getCause();
 		if (err instanceof LodgeException)
 			return (LodgeException) err;
 		if (err instanceof UpgradeException) {
 			int status = ((UpgradeException) err).getResponseStatusCode();
-			if (status >= 400)
+			if (status >= 400) {
+				String body;
+				synchronized (this) {
+					body = refusal.toString(StandardCharsets.UTF_8);
+				}
+				if (!body.isEmpty())
+					return ApiException.fromReply(status, body);
 				return ApiException.of(ApiException.codeOfStatus(status), status,
 				    "the WebSocket upgrade was refused with HTTP " + status);
+			}
 			if (err.getCause() != null)
 				err = err.getCause();
 		}

@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -195,6 +197,53 @@ class AttachTest {
 		assertEquals(0, sandbox.sessionLog(n).length);
 		assertEquals("running", sandbox.getSession(n).state);
 		h.detach();
+	}
+
+	@Test
+	void attachPace() throws Exception { // attach.pace
+		int size = 32 << 20;
+		String n = Kit.name("pace");
+		sandbox.createSession(new CreateSessionOptions().setName(n)
+		    .setArgs(List.of("sh", "-c", "read x; head -c " + size + " /dev/zero")));
+		AtomicLong got = new AtomicLong();
+		List<Long> gaps = new CopyOnWriteArrayList<>();
+		AtomicBoolean slow = new AtomicBoolean(true);
+		// the callback holds each chunk: the next message is read only once it returned
+		SessionAttachHandle h = sandbox.attachSession(n, new SessionAttachOptions().setPace(true)
+		    .setOnGap((f, t) -> gaps.add(t - f))
+		    .setOnStdout(d -> {
+			    got.addAndGet(d.length);
+			    if (slow.get()) {
+				    try {
+					    Thread.sleep(20);
+				    } catch (InterruptedException e) {
+					    Thread.currentThread().interrupt();
+				    }
+			    }
+		    }));
+		h.live().join();
+		h.write("go\n");
+		Thread.sleep(1500);
+		// what lodged read beyond what this reader took: a quarter of the
+		// ring, a read, and the sockets' buffers, not the whole 32 MiB
+		long taken = got.get();
+		long ahead = sandbox.getSession(n).outputBytes - taken;
+		assertTrue(ahead < 12 << 20, "the process ran " + ahead + " bytes ahead");
+		slow.set(false);
+		assertEquals(0, h.waitForExit().code);
+		assertEquals(List.of(), gaps);
+		assertEquals(size, got.get());
+	}
+
+	@Test
+	void attachPaceReadonly() { // attach.pace.readonly
+		String n = Kit.name("pace-ro");
+		sandbox.createSession(new CreateSessionOptions().setName(n).setArgs(List.of("cat")));
+		BadRequestException e = assertThrows(BadRequestException.class,
+		    () -> sandbox.attachSession(n, new SessionAttachOptions().setPace(true).setReadOnly(true)));
+		assertEquals("bad_request", e.code);
+		assertTrue(e.daemonMessage.contains("'pace'"), e.daemonMessage);
+		assertEquals("running", sandbox.getSession(n).state);
 	}
 
 	@Test

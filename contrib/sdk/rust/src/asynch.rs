@@ -361,14 +361,14 @@ impl Sandbox {
         let mut d = Delivery::new(sinks);
         d.next = o.since;
         let base = format!("/v1/sessions/{}/attach", segment(id));
-        let path = base.clone() + &rest::attach_query(o.cols, o.rows, o.since, o.read_only);
+        let path = base.clone() + &rest::attach_query(o.cols, o.rows, o.since, o.read_only, o.pace);
         let (tx, mut rx) = self.ws(&path).await?.split();
         let (session, max) = first_attached(&mut rx, &mut d).await?;
         let inner = Inner::new(tx, max);
         let (done_tx, done) = watch::channel(None);
         let bg = inner.clone();
         let me = self.clone();
-        let (read_only, no_resume) = (o.read_only, o.no_resume);
+        let (read_only, pace, no_resume) = (o.read_only, o.pace, o.no_resume);
         let reconnects = Arc::new(AtomicU64::new(0));
         let rc = reconnects.clone();
         let task = tokio::spawn(async move {
@@ -384,7 +384,7 @@ impl Sandbox {
                     let deadline = tokio::time::Instant::now() + me.cfg.resume_timeout;
                     let mut pause = Duration::from_millis(50);
                     let again = loop {
-                        let q = rest::attach_query(None, None, d.next, read_only);
+                        let q = rest::attach_query(None, None, d.next, read_only, pace);
                         match me.ws(&(base.clone() + &q)).await {
                             Ok(w) => {
                                 let (t, mut r) = w.split();

@@ -401,14 +401,14 @@ impl Sandbox {
         let mut d = Delivery::new(sinks);
         d.next = o.since;
         let base = format!("/v1/sessions/{}/attach", segment(id));
-        let path = base.clone() + &rest::attach_query(o.cols, o.rows, o.since, o.read_only);
+        let path = base.clone() + &rest::attach_query(o.cols, o.rows, o.since, o.read_only, o.pace);
         let (mut ws, shared) = self.ws(&path)?;
         let (session, max) = first_attached(&mut ws, &mut d)?;
         let inner = Inner::new(shared, max);
         *inner.session.lock().unwrap_or_else(|p| p.into_inner()) = Some(session);
         let bg = inner.clone();
         let me = self.clone();
-        let (read_only, no_resume) = (o.read_only, o.no_resume);
+        let (read_only, pace, no_resume) = (o.read_only, o.pace, o.no_resume);
         thread::Builder::new()
             .name("lodge-attach".into())
             .spawn(move || {
@@ -428,7 +428,7 @@ impl Sandbox {
                         if bg.detached() {
                             break Err(Error::Detached);
                         }
-                        let q = rest::attach_query(None, None, d.next, read_only);
+                        let q = rest::attach_query(None, None, d.next, read_only, pace);
                         match me.ws(&(base.clone() + &q)) {
                             Ok((mut w, sh)) => match first_attached(&mut w, &mut d) {
                                 Ok((_, max)) => {

@@ -158,6 +158,7 @@ pub(crate) fn attach_query(
     rows: Option<u16>,
     since: Option<u64>,
     read_only: bool,
+    pace: bool,
 ) -> String {
     let mut q = Vec::new();
     if let Some(c) = cols {
@@ -171,6 +172,9 @@ pub(crate) fn attach_query(
     }
     if read_only {
         q.push("readOnly=1".into());
+    }
+    if pace {
+        q.push("pace=1".into());
     }
     if q.is_empty() {
         String::new()

@@ -206,6 +206,11 @@ pub struct SessionAttachOptions {
     pub since: Option<u64>,
     /// Attach read-only (input, resize and signal are refused).
     pub read_only: bool,
+    /// Hold the process back rather than skip output (`pace=1`): while
+    /// every client is behind and this one still takes output, the process
+    /// waits for it, as for a terminal. Not with `read_only`: the daemon
+    /// refuses the attach with [`crate::Error::BadRequest`].
+    pub pace: bool,
     /// Fail with [`crate::Error::Gap`] instead of calling `on_gap`.
     pub strict: bool,
     /// Don't reconnect when the connection drops (default: resume).
@@ -224,6 +229,7 @@ impl fmt::Debug for SessionAttachOptions {
             .field("rows", &self.rows)
             .field("since", &self.since)
             .field("read_only", &self.read_only)
+            .field("pace", &self.pace)
             .field("strict", &self.strict)
             .finish_non_exhaustive()
     }

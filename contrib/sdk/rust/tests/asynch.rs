@@ -148,6 +148,39 @@ async fn async_attach() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_attach_pace_readonly() {
+    // attach.pace.readonly (async)
+    let _g = serial();
+    let sb = sandbox().await;
+    let s = sb
+        .create_session(CreateSessionOptions {
+            name: Some(unique("rs-async")),
+            args: Some(vec!["cat".into()]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let e = sb
+        .attach_session(
+            &s.id,
+            SessionAttachOptions {
+                pace: true,
+                read_only: true,
+                no_resume: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect_err("a read-only attach with pace is refused");
+    assert!(
+        matches!(e, Error::BadRequest { status: 400, ref message } if message.contains("'pace'")),
+        "{e:?}"
+    );
+    assert_eq!(sb.get_session(&s.id).await.unwrap().state, "running");
+    sb.delete_session(&s.id).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn async_resume() {
     // attach.resume.cuts (async)
     let _g = serial();

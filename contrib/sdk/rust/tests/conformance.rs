@@ -725,6 +725,82 @@ fn attach_readonly() {
 }
 
 #[test]
+fn attach_pace() {
+    // attach.pace
+    let size = 32 * 1024 * 1024;
+    let sb = sandbox();
+    let cmd = format!("read x; head -c {size} /dev/zero");
+    let t = session(&sb, args(&["sh", "-c", &cmd]));
+    let got = Arc::new(AtomicU64::new(0));
+    let slow = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let live = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let gaps = Arc::new(Mutex::new(Vec::new()));
+    let (g2, s2, l2, gaps2) = (got.clone(), slow.clone(), live.clone(), gaps.clone());
+    let h = sb
+        .attach_session(
+            &t.1.id,
+            SessionAttachOptions {
+                pace: true,
+                // the callback holds the attach's reader, so the socket
+                // fills and lodged sees this client take output slowly
+                on_stdout: Some(Arc::new(move |c: Vec<u8>| {
+                    g2.fetch_add(c.len() as u64, Ordering::SeqCst);
+                    if s2.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                })),
+                on_gap: Some(Arc::new(move |from, to| {
+                    gaps2.lock().unwrap().push((from, to))
+                })),
+                on_live: Some(Arc::new(move |_| l2.store(true, Ordering::SeqCst))),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    eventually(10, || live.load(Ordering::SeqCst));
+    h.write_string("go\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // what lodged read beyond what this reader took: a quarter of the
+    // ring, a read, and the sockets' buffers, not the whole 32 MiB
+    let ahead = sb.get_session(&t.1.id).unwrap().output_bytes - got.load(Ordering::SeqCst);
+    assert!(
+        ahead < 12 * 1024 * 1024,
+        "the process ran {ahead} bytes ahead"
+    );
+    slow.store(false, Ordering::SeqCst);
+    assert_eq!(h.wait().unwrap(), code(0));
+    assert!(
+        gaps.lock().unwrap().is_empty(),
+        "{:?}",
+        gaps.lock().unwrap()
+    );
+    assert_eq!(got.load(Ordering::SeqCst), size);
+}
+
+#[test]
+fn attach_pace_readonly() {
+    // attach.pace.readonly
+    let sb = sandbox();
+    let t = session(&sb, args(&["cat"]));
+    let e = sb
+        .attach_session(
+            &t.1.id,
+            SessionAttachOptions {
+                pace: true,
+                read_only: true,
+                no_resume: true,
+                ..Default::default()
+            },
+        )
+        .expect_err("a read-only attach with pace is refused");
+    assert!(
+        matches!(e, Error::BadRequest { status: 400, ref message } if message.contains("'pace'")),
+        "{e:?}"
+    );
+    assert_eq!(sb.get_session(&t.1.id).unwrap().state, "running");
+}
+
+#[test]
 fn attach_eof() {
     // attach.eof
     let sb = sandbox();

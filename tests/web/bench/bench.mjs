@@ -147,7 +147,14 @@ function install(which) {
     writes: () => writes,
     timers: () => ({ ...timers }),
     screen,
-    /** One keystroke per character, each timed to its echo on the screen. */
+    /**
+     * One keystroke per character, each timed to its echo on the screen.
+     * A person's key comes at any moment of a frame: each is sent a delay
+     * after the previous echo was drawn, spread over one frame (the same
+     * sequence in both pages).  Sent right after a frame, every echo
+     * parsed within the frame would be drawn one frame after its key,
+     * whatever the time it took.
+     */
     async keys(n) {
       const out = [];
       for (let i = 0; i < n; i++) {
@@ -160,6 +167,10 @@ function install(which) {
         const ch = String.fromCharCode(97 + (i % 26));
         const x = buf().cursorX;
         const y = buf().baseY + buf().cursorY;
+        // 0 to 16.6 ms, in steps of 0.1 (7919 is prime to 167); a timer
+        // would be held 4 ms once nested, so the wait spins
+        const until = performance.now() + ((i * 7919) % 167) / 10;
+        while (performance.now() < until);
         const t0 = performance.now();
         term.input(ch, true);
         out.push(await wait(() => cell(x, y) === ch, t0, 10_000));

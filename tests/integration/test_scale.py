@@ -72,11 +72,19 @@ def read_calls(pid):
 
 
 def template_of(front):
-    for p in lt.children_of(front):
-        with open("/proc/%d/cmdline" % p, "rb") as f:
-            if f.read().startswith(b"lodged: template"):
-                return p
-    raise AssertionError("no template under %d" % front)
+    """The front's template, once it has named itself (it does so after
+    its exec, which takes a while under ASan)."""
+    def find():
+        for p in lt.children_of(front):
+            try:
+                with open("/proc/%d/cmdline" % p, "rb") as f:
+                    if f.read().startswith(b"lodged: template"):
+                        return p
+            except OSError:
+                pass
+        return None
+    return lt.wait_for(find, 30, interval=0.05,
+                       what="a template under %d" % front)
 
 
 class TestManySessions(lt.DaemonPerTest):

@@ -3,13 +3,14 @@
  * than fall behind, as a terminal holds a program that writes faster than
  * it can draw.
  *
- * The output is read while any attached client is within PACE_WINDOW of
- * its end.  Once every client is further behind, and one of them asked to
- * pace and is still taking output, the worker stops reading the PTY or the
- * pipes, and the process blocks in its next write.  So the process goes at
- * the pace of its fastest client: a client never waits for a slower one,
- * and a paced client that has taken nothing for PACE_STALL_US (a stuck
- * peer, a hidden tab) holds the process no longer, until it reads again.
+ * The output is read while any attached client is within a quarter of the
+ * ring of its end.  Once every client is further behind, and one of them
+ * asked to pace and is still taking output, the worker stops reading the
+ * PTY or the pipes, and the process blocks in its next write.  So the
+ * process goes at the pace of its fastest client: a client never waits for
+ * a slower one, and a paced client that has taken nothing for
+ * PACE_STALL_US (a stuck peer, a hidden tab) holds the process no longer,
+ * until it reads again.
  *
  * Taking output is a send of ours, or the socket's queue of unsent bytes
  * going down: a slow reader behind megabytes of socket buffers reads on for

@@ -33,6 +33,10 @@ def flood(size=SIZE, pty=False):
     return body
 
 
+def gaps(c):
+    return [m for m in c.messages if m["type"] == "gap"]
+
+
 class TestPace(lt.DaemonPerClass):
 
     async def slow_client(self, sid, query):
@@ -73,8 +77,8 @@ class TestPace(lt.DaemonPerClass):
             # reading at full speed now, it gets every byte, then exit
             ex = await c.recv_type("exit", timeout=120)
             self.assertEqual(ex.get("exitCode"), 0, ex)
-            self.assertEqual([m for m in c.messages if m["type"] == "gap"],
-                             [], "a paced client must not skip output")
+            self.assertEqual(gaps(c), [],
+                             "a paced client must not skip output")
             self.assertEqual(c.end_offset, SIZE)
             self.assertEqual(set(c.output), {0})
         finally:
@@ -90,7 +94,7 @@ class TestPace(lt.DaemonPerClass):
             wait_for(lambda: self.written(sid) == SIZE, 60, interval=0.1,
                      what="the output written without waiting")
             await c.recv_type("exit", timeout=120)
-            self.assertTrue([m for m in c.messages if m["type"] == "gap"])
+            self.assertTrue(gaps(c))
         finally:
             await c.close()
 
@@ -107,8 +111,7 @@ class TestPace(lt.DaemonPerClass):
             self.assertLess(self.written(sid), c.end_offset + SLACK)
             ex = await c.recv_type("exit", timeout=120)
             self.assertEqual(ex.get("exitCode"), 0, ex)
-            self.assertEqual([m for m in c.messages if m["type"] == "gap"],
-                             [])
+            self.assertEqual(gaps(c), [])
             out = c.slice(0, c.end_offset)
             self.assertIn(b"\r\n%d\r\n" % n, out)
             self.assertTrue(out.endswith(b"END-42\r\n"), out[-40:])
@@ -135,8 +138,7 @@ class TestPace(lt.DaemonPerClass):
             self.assertLess(paced.end_offset, SIZE // 2,
                             "the fast client waited for the paced one")
             await paced.recv_type("exit", timeout=120)
-            self.assertTrue([m for m in paced.messages
-                             if m["type"] == "gap"],
+            self.assertTrue(gaps(paced),
                             "the slower paced client falls behind")
         finally:
             await paced.close()
@@ -153,7 +155,7 @@ class TestPace(lt.DaemonPerClass):
                      what="the output of a session whose paced client "
                      "stopped reading")
             await c.recv_type("exit", timeout=120)
-            self.assertTrue([m for m in c.messages if m["type"] == "gap"])
+            self.assertTrue(gaps(c))
         finally:
             await c.close()
 

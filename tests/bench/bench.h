@@ -81,6 +81,7 @@ struct http {
 	size_t	 body_len;
 };
 int	 http_open(struct http *);
+void	 http_reserve(struct http *, size_t);
 void	 http_close(struct http *);
 int	 http_send(struct http *, const char *method, const char *path,
 	    const char *body);

@@ -97,6 +97,22 @@ http_open(struct http *h)
 	return (0);
 }
 
+/*
+ * Grow h's receive buffer to size and touch its pages, outside a timed
+ * call: the bench's own page faults for a large reply are not the
+ * daemon's time.
+ */
+void
+http_reserve(struct http *h, size_t size)
+{
+	if (size <= h->cap)
+		return;
+	if ((h->buf = realloc(h->buf, size + 1)) == NULL)
+		fatalx("out of memory");
+	memset(h->buf + h->cap, 0, size + 1 - h->cap);
+	h->cap = size;
+}
+
 void
 http_close(struct http *h)
 {

@@ -67,6 +67,9 @@ pid_t	 proc_child_named(pid_t, const char *);
 pid_t	 bench_front_pid(void);
 pid_t	 bench_template_pid(void);
 void	 bench_lodged_restart(void);
+void	 bench_side_start(void);
+void	 bench_side_stop(void);
+void	 bench_side_swap(void);
 
 /* client.c: HTTP and WebSocket over TCP, msgpack helpers */
 int	 tcp_connect(int port);

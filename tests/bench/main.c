@@ -56,6 +56,7 @@ static char		 rundir[320];
 static char		 rundir_tmpfs[300];
 static int		 rundir_on_disk;
 static const char	*bench_lodged;	/* its path, for a restart */
+static const char	*instance = "";	/* "-floor": the second lodged's */
 static const char	*outdir = "tests/bench";
 static int		 max_sessions = 1000;
 
@@ -471,7 +472,7 @@ lodged_try(const char *lodged)
 	/* Every session's 1 MiB ring in the budget (B8: past 1/4 of RAM). */
 	snprintf(budget, sizeof(budget), "%llu",
 	    (unsigned long long)(max_sessions + 64) * MIB);
-	snprintf(log, sizeof(log), "%s/lodged.log", bench_workdir);
+	snprintf(log, sizeof(log), "%s/lodged%s.log", bench_workdir, instance);
 	if ((pid = fork()) == -1)
 		fatalx("fork: %s", strerror(errno));
 	if (pid == 0) {
@@ -516,12 +517,13 @@ lodged_start(const char *lodged)
 {
 	int	i;
 
-	snprintf(rundir, sizeof(rundir), "%s/run", rundir_tmpfs[0] != '\0' ?
-	    rundir_tmpfs : bench_workdir);
+	snprintf(rundir, sizeof(rundir), "%s/run%s", rundir_tmpfs[0] != '\0' ?
+	    rundir_tmpfs : bench_workdir, instance);
 	for (i = 0; i < 3; i++)
 		if (lodged_try(lodged) == 0)
 			return;
-	fatalx("lodged exited at start; see %s/lodged.log", bench_workdir);
+	fatalx("lodged exited at start; see %s/lodged%s.log", bench_workdir,
+	    instance);
 }
 
 static void
@@ -560,6 +562,73 @@ bench_lodged_restart(void)
 	snprintf(path, sizeof(path), "%s/token", rundir);
 	(void)unlink(path);
 	lodged_start(bench_lodged);
+}
+
+/*
+ * A second lodged, empty, beside the bench's own: B8's floor in the same
+ * moments.  bench_side_swap() exchanges everything that names "the
+ * lodged" (its pid, port, token, runtime dir and sessions) with the
+ * other's, so every call of the bench goes to whichever is current.
+ */
+static struct {
+	pid_t		 pid;
+	int		 port;
+	char		 token[sizeof(bench_token)];
+	char		 rundir[sizeof(rundir)];
+	const char	*instance;
+	struct sess	*sessions;
+	int		 nsessions, capsessions;
+} side = { -1, 0, "", "", "-floor", NULL, 0, 0 };
+static int	side_current;	/* the second lodged is the current one */
+
+#define SWAP(a, b, type) do { type t_ = (a); (a) = (b); (b) = t_; } while (0)
+void
+bench_side_swap(void)
+{
+	char	buf[sizeof(rundir)];
+
+	SWAP(lodged_pid, side.pid, pid_t);
+	SWAP(bench_port, side.port, int);
+	SWAP(instance, side.instance, const char *);
+	SWAP(sessions, side.sessions, struct sess *);
+	SWAP(nsessions, side.nsessions, int);
+	SWAP(capsessions, side.capsessions, int);
+	memcpy(buf, bench_token, sizeof(bench_token));
+	memcpy(bench_token, side.token, sizeof(bench_token));
+	memcpy(side.token, buf, sizeof(bench_token));
+	memcpy(buf, rundir, sizeof(rundir));
+	memcpy(rundir, side.rundir, sizeof(rundir));
+	memcpy(side.rundir, buf, sizeof(rundir));
+	side_current = !side_current;
+}
+#undef SWAP
+
+/* Start the second lodged; the bench's own stays the current one. */
+void
+bench_side_start(void)
+{
+	bench_side_swap();
+	if (lodged_pid > 0)
+		fatalx("the second lodged is already running");
+	lodged_start(bench_lodged);
+	bench_side_swap();
+}
+
+/* Delete the second lodged's sessions and stop it. */
+void
+bench_side_stop(void)
+{
+	int	swapped = 0;
+
+	if (!side_current) {
+		bench_side_swap();
+		swapped = 1;
+	}
+	if (nsessions > 0 && lodged_pid > 0)
+		(void)sess_delete_all();
+	lodged_stop();
+	if (swapped)
+		bench_side_swap();
 }
 
 pid_t
@@ -841,6 +910,12 @@ bench_cleanup(void)
 		return;
 	alarm(0);
 	bench_interrupted = 0;
+	if (side_current)
+		bench_side_swap();
+	if (side.pid > 0) {
+		fprintf(stderr, "lodge-bench: stopping the second lodged\n");
+		bench_side_stop();
+	}
 	if (nsessions > 0 && lodged_pid > 0) {
 		fprintf(stderr, "lodge-bench: deleting %d sessions\n",
 		    nsessions);

@@ -355,13 +355,21 @@ bench_b6(void)
  * B8, 10,000 sessions with nothing getting slower.  For each kind (pipe
  * `cat`, PTY `cat`), on a fresh lodged of its own, sessions are built up to
  * 0, 1,000 and 10,000 (100 and 1,000 with --quick), B8_BUILDERS
- * connections creating at once; at each level, one call at a time: exec, attach to live (a probe session
- * made first, the same at every level), create and DELETE (B8_EXTRA
- * sessions made on top of the level, then deleted one by one), GET
- * /v1/sessions, the front's RSS and the template's.  Each figure's floor
- * is the same figure at 0 sessions of the same run.  As root, the kernel
- * limits the run needs (kernel.pty.max, kernel.pid_max) are raised for it
- * and put back at exit, however the bench ends.
+ * connections creating at once; at each level, one call at a time: exec,
+ * attach to live (a probe session made first, the same at every level),
+ * create and DELETE (B8_EXTRA sessions made on top of the level, then
+ * deleted one by one), GET /v1/sessions, the front's RSS and the
+ * template's.
+ *
+ * The floor of exec, attach and create is the same call on a second
+ * lodged that holds only its own probe, made in turns with the first's:
+ * what the machine does at that moment (a stall, the memory the level's
+ * sessions take from it) falls on both, and the ratio is what the
+ * sessions cost lodge itself.  The same calls against the level-0 figures
+ * of the same run are printed as context.  The other figures' floor is the
+ * same figure at 0 sessions.  As root, the kernel limits the run needs
+ * (kernel.pty.max, kernel.pid_max) are raised for it and put back at exit,
+ * however the bench ends.
  */
 #define B8_LEVELS	3
 #define B8_EXTRA	500	/* creates and DELETEs per level */
@@ -505,11 +513,15 @@ struct b8_figs {
 	struct figure	*exec50, *exec99, *att50, *att99, *cre50, *cre99;
 	struct figure	*get50, *get99, *del50, *del99, *rss, *tmpl;
 	struct figure	*spawn50, *spawn99;	/* the machine's, context */
+	/* The same calls against the level's own 0-session figures. */
+	struct figure	*zexec50, *zexec99, *zatt50, *zatt99, *zcre50, *zcre99;
 };
 
 /* What is measured at one level. */
 struct b8_level {
 	struct samples	 exec, att, cre, get, del;
+	/* The same calls on the empty lodged beside it, in turns with them. */
+	struct samples	 fexec, fatt, fcre, fdel;
 	struct samples	 spawn;		/* the bench's own, beside each exec */
 	double		 front_kb, tmpl_kb;
 	double		 slab_kb, stack_kb, ptab_kb;	/* the kernel's */
@@ -635,48 +647,96 @@ b8_memory(struct b8_level *m)
 static void
 b8_figs_new(struct b8_figs *f, const char *kind, int n, int last)
 {
-	char	name[96], base[96];
+	char	name[96];
 
-#define B8_FIG(field, what, unit, op, target, abs) do {			\
+#define B8_FIG(field, what, base, unit, op, target, abs) do {		\
 	snprintf(name, sizeof(name), "%s at %d: %s", kind, n, what);	\
-	snprintf(base, sizeof(base), "the same at 0 sessions");	\
 	f->field = fig_new("B8", name, unit, base, last ? op : NULL,	\
 	    target, abs);						\
 } while (0)
-	B8_FIG(exec50, "exec p50", "ms", "<=", 1.1, 0);
-	B8_FIG(exec99, "exec p99", "ms", "<=", 1.1, 0);
-	B8_FIG(att50, "attach to live p50", "ms", "<=", 1.1, 0);
-	B8_FIG(att99, "attach to live p99", "ms", "<=", 1.1, 0);
-	B8_FIG(cre50, "create p50", "ms", "<=", 1.1, 0);
-	B8_FIG(cre99, "create p99", "ms", "<=", 1.1, 0);
-	B8_FIG(get50, "GET /v1/sessions p50", "ms", NULL, 0, 0);
-	B8_FIG(get99, "GET /v1/sessions p99", "ms", "<=", 10, 1);
-	B8_FIG(del50, "DELETE p50", "ms", "<=", 2, 1);
-	B8_FIG(del99, "DELETE p99", "ms", NULL, 0, 0);
-	B8_FIG(tmpl, "template RSS", "kB", NULL, 0, 0);
-	B8_FIG(spawn50, "context: the bench's posix_spawn p50", "ms", NULL, 0,
-	    0);
-	B8_FIG(spawn99, "context: the bench's posix_spawn p99", "ms", NULL, 0,
-	    0);
+#define B8_FLOOR	"an empty lodged's, in turns"
+#define B8_ZERO		"the same at 0 sessions"
+	B8_FIG(exec50, "exec p50", B8_FLOOR, "ms", "<=", 1.1, 0);
+	B8_FIG(exec99, "exec p99", B8_FLOOR, "ms", "<=", 1.1, 0);
+	B8_FIG(att50, "attach to live p50", B8_FLOOR, "ms", "<=", 1.1, 0);
+	B8_FIG(att99, "attach to live p99", B8_FLOOR, "ms", "<=", 1.1, 0);
+	B8_FIG(cre50, "create p50", B8_FLOOR, "ms", "<=", 1.1, 0);
+	B8_FIG(cre99, "create p99", B8_FLOOR, "ms", "<=", 1.1, 0);
+	B8_FIG(zexec50, "context: exec p50", B8_ZERO, "ms", NULL, 0, 0);
+	B8_FIG(zexec99, "context: exec p99", B8_ZERO, "ms", NULL, 0, 0);
+	B8_FIG(zatt50, "context: attach p50", B8_ZERO, "ms", NULL, 0, 0);
+	B8_FIG(zatt99, "context: attach p99", B8_ZERO, "ms", NULL, 0, 0);
+	B8_FIG(zcre50, "context: create p50", B8_ZERO, "ms", NULL, 0, 0);
+	B8_FIG(zcre99, "context: create p99", B8_ZERO, "ms", NULL, 0, 0);
+	B8_FIG(get50, "GET /v1/sessions p50", B8_ZERO, "ms", NULL, 0, 0);
+	B8_FIG(get99, "GET /v1/sessions p99", B8_ZERO, "ms", "<=", 10, 1);
+	B8_FIG(del50, "DELETE p50", B8_ZERO, "ms", "<=", 2, 1);
+	B8_FIG(del99, "DELETE p99", B8_ZERO, "ms", NULL, 0, 0);
+	B8_FIG(tmpl, "template RSS", B8_ZERO, "kB", NULL, 0, 0);
+	B8_FIG(spawn50, "context: the bench's posix_spawn p50", B8_ZERO, "ms",
+	    NULL, 0, 0);
+	B8_FIG(spawn99, "context: the bench's posix_spawn p99", B8_ZERO, "ms",
+	    NULL, 0, 0);
+#undef B8_ZERO
+#undef B8_FLOOR
 #undef B8_FIG
 	snprintf(name, sizeof(name), "%s at %d: front RSS growth per "
 	    "session", kind, n);
 	f->rss = fig_new("B8", name, "kB", NULL, last ? "<=" : NULL, 4, 1);
 }
 
-/* Measure everything at the current level into m. */
+/*
+ * Call k of a phase goes to both lodgeds, the one under test first when k
+ * is even and the empty one first when it is odd: a stall of the machine
+ * falls on either as often.  b8_turn gives which one the i-th call (0 or
+ * 1) of turn k goes to, and makes that one current.
+ */
+static int
+b8_turn(int k, int i)
+{
+	int	floor = (k & 1) ^ i;
+
+	if (floor)
+		bench_side_swap();
+	return (floor);
+}
+
+/* After the call on floor (b8_turn's): the bench's own lodged again. */
 static void
-b8_measure(struct http *h, const char *body, const struct sess *probe,
-    int level, struct b8_level *m)
+b8_turn_end(int floor)
+{
+	if (floor)
+		bench_side_swap();
+}
+
+static void
+b8_exec(struct http *h, struct samples *s)
+{
+	double	t0 = now_ms();
+
+	if (http_call(h, "POST", "/v1/exec", "{\"args\":[\"/bin/true\"]}")
+	    == -1 || h->status != 200)
+		fatalx("B8: POST /v1/exec: %d", h->status);
+	samples_add(s, now_ms() - t0);
+}
+
+/*
+ * Measure everything at the current level into m.  hf is a connection to
+ * the empty lodged, whose sessions[0] is its own probe: exec, attach,
+ * create and DELETE go to both in turns.
+ */
+static void
+b8_measure(struct http *h, struct http *hf, const char *body, int level,
+    struct b8_level *m)
 {
 	struct ws	 w;
 	json_t		*j;
 	struct samples	 at = { 0 };
 	double		 t0, ms, tl;
-	int		 k, got, nexec = bench_quick ? 100 : B8_EXECS;
+	int		 k, i, fl, got, nexec = bench_quick ? 100 : B8_EXECS;
 	int		 natt = bench_quick ? 200 : B8_ATTACHES;
 	int		 nget = level >= 10000 ? 50 : 100;
-	int		 first;
+	int		 first, ffirst;
 	long		 built, faults;
 	double		 front;
 
@@ -686,6 +746,10 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 	samples_reset(&m->get);
 	samples_reset(&m->del);
 	samples_reset(&m->spawn);
+	samples_reset(&m->fexec);
+	samples_reset(&m->fatt);
+	samples_reset(&m->fcre);
+	samples_reset(&m->fdel);
 	usleep(200000);		/* the new workers settle */
 	m->front_kb = (double)proc_field_kb(bench_front_pid(), "status",
 	    "VmRSS");
@@ -695,12 +759,14 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 	m->slow[0] = '\0';
 	tl = m->first_ms = now_ms();
 	for (k = 0; k < nexec; k++) {
-		t0 = now_ms();
-		if (http_call(h, "POST", "/v1/exec", "{\"args\":[\"/bin/true\"]}")
-		    == -1 || h->status != 200)
-			fatalx("B8: POST /v1/exec: %d", h->status);
-		samples_add(&m->exec, now_ms() - t0);
-		samples_add(&at, t0 - tl);
+		for (i = 0; i < 2; i++) {
+			fl = b8_turn(k, i);
+			t0 = now_ms();
+			b8_exec(fl ? hf : h, fl ? &m->fexec : &m->exec);
+			if (!fl)
+				samples_add(&at, t0 - tl);
+			b8_turn_end(fl);
+		}
 		/*
 		 * What a fork and exec cost the machine at this level, by a
 		 * process that is not lodge's, between lodge's execs: the
@@ -712,13 +778,18 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 	b8_slowest(m->slow, sizeof(m->slow), "the bench's spawn", &m->spawn,
 	    &at);
 	samples_reset(&at);
-	for (k = 0; k < natt; k++) {
-		t0 = now_ms();
-		(void)sess_attach(&w, probe, NULL);
-		samples_add(&m->att, now_ms() - t0);
-		samples_add(&at, t0 - tl);
-		ws_close(&w);
-	}
+	for (k = 0; k < natt; k++)
+		for (i = 0; i < 2; i++) {
+			/* Each lodged's probe is its sessions[0]. */
+			fl = b8_turn(k, i);
+			t0 = now_ms();
+			(void)sess_attach(&w, &sessions[0], NULL);
+			samples_add(fl ? &m->fatt : &m->att, now_ms() - t0);
+			if (!fl)
+				samples_add(&at, t0 - tl);
+			ws_close(&w);
+			b8_turn_end(fl);
+		}
 	b8_slowest(m->slow, sizeof(m->slow), "attach", &m->att, &at);
 	samples_reset(&at);
 	built = b8_lists_built(h);
@@ -761,19 +832,33 @@ b8_measure(struct http *h, const char *body, const struct sess *probe,
 	b8_slowest(m->slow, sizeof(m->slow), "GET", &m->get, &at);
 	samples_reset(&at);
 	first = nsessions;
-	for (k = 0; k < B8_EXTRA; k++) {
-		t0 = now_ms();
-		(void)sess_create(h, body, &ms);
-		samples_add(&m->cre, ms);
-		samples_add(&at, t0 - tl);
-	}
+	bench_side_swap();
+	ffirst = nsessions;
+	bench_side_swap();
+	for (k = 0; k < B8_EXTRA; k++)
+		for (i = 0; i < 2; i++) {
+			fl = b8_turn(k, i);
+			t0 = now_ms();
+			(void)sess_create(fl ? hf : h, body, &ms);
+			samples_add(fl ? &m->fcre : &m->cre, ms);
+			if (!fl)
+				samples_add(&at, t0 - tl);
+			b8_turn_end(fl);
+		}
 	b8_slowest(m->slow, sizeof(m->slow), "create", &m->cre, &at);
 	samples_reset(&at);
-	while (nsessions > first) {
-		t0 = now_ms();
-		samples_add(&m->del, b8_delete(h, nsessions - 1));
-		samples_add(&at, t0 - tl);
-	}
+	for (k = 0; k < B8_EXTRA; k++)
+		for (i = 0; i < 2; i++) {
+			fl = b8_turn(k, i);
+			if (nsessions > (fl ? ffirst : first)) {
+				t0 = now_ms();
+				samples_add(fl ? &m->fdel : &m->del,
+				    b8_delete(fl ? hf : h, nsessions - 1));
+				if (!fl)
+					samples_add(&at, t0 - tl);
+			}
+			b8_turn_end(fl);
+		}
 	b8_slowest(m->slow, sizeof(m->slow), "DELETE", &m->del, &at);
 	samples_free(&at);
 	check_interrupt();
@@ -786,7 +871,7 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 	const int	*lv = bench_quick ? b8_quick : b8_full;
 	struct b8_level	 m[B8_LEVELS];
 	struct sess	*probe;
-	struct http	 h;
+	struct http	 h, hf;
 	double		 build = 0;
 	int		 k, n;
 
@@ -798,21 +883,32 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 	probe = sess_create(&h, body, NULL);
 	if (probe != &sessions[0])
 		fatalx("B8: sessions left from an earlier benchmark");
+	/* The floor: an empty lodged of its own, with a probe as well. */
+	bench_side_start();
+	bench_side_swap();
+	if (http_open(&hf) == -1)
+		fatalx("cannot connect to the second lodged");
+	(void)sess_create(&hf, body, NULL);
+	bench_side_swap();
 	for (k = 0; k < B8_LEVELS; k++) {
 		/* sessions[0] is the probe; the level counts the others. */
 		if ((n = lv[k] - (nsessions - 1)) > 0) {
 			build += sess_create_many(body, n, B8_BUILDERS);
 			/*
 			 * The build may outlast lodged's --idle-timeout (120
-			 * s) on a loaded machine, which closes this idle
-			 * connection: measure on a new one.
+			 * s) on a loaded machine, which closes an idle
+			 * connection: measure on new ones.
 			 */
 			http_close(&h);
 			if (http_open(&h) == -1)
 				fatalx("cannot connect to lodged");
+			http_close(&hf);
+			bench_side_swap();
+			if (http_open(&hf) == -1)
+				fatalx("cannot connect to the second lodged");
+			bench_side_swap();
 		}
-		/* The array may have moved: the probe is still the first. */
-		b8_measure(&h, body, &sessions[0], lv[k], &m[k]);
+		b8_measure(&h, &hf, body, lv[k], &m[k]);
 		progress("B8 run %d, %s at %d: exec p50 %.3f ms, attach p50 "
 		    "%.3f, create p50 %.3f p99 %.3f, GET p50 %.2f p99 %.2f "
 		    "(%ld of %zu built, the rest cached), DELETE p50 %.2f p99 "
@@ -824,12 +920,25 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 		    samples_pct(&m[k].del, 50),
 		    samples_pct(&m[k].del, 99), m[k].front_kb, m[k].tmpl_kb);
 	}
+	/* At 0 both lodgeds are empty: how equal a floor the second is. */
+	note("B8 run %d, %s at 0: the bench's lodged against the empty one "
+	    "beside it: exec p50 %.2f p99 %.2f, attach p50 %.2f p99 %.2f, "
+	    "create p50 %.2f p99 %.2f", r + 1, kind,
+	    samples_pct(&m[0].exec, 50) / samples_pct(&m[0].fexec, 50),
+	    samples_pct(&m[0].exec, 99) / samples_pct(&m[0].fexec, 99),
+	    samples_pct(&m[0].att, 50) / samples_pct(&m[0].fatt, 50),
+	    samples_pct(&m[0].att, 99) / samples_pct(&m[0].fatt, 99),
+	    samples_pct(&m[0].cre, 50) / samples_pct(&m[0].fcre, 50),
+	    samples_pct(&m[0].cre, 99) / samples_pct(&m[0].fcre, 99));
 	for (k = 1; k < B8_LEVELS; k++) {
 		struct b8_figs	*f = &figs[k - 1];
 
-		b8_pct(&m[k].exec, f->exec50, f->exec99, &m[0].exec);
-		b8_pct(&m[k].att, f->att50, f->att99, &m[0].att);
-		b8_pct(&m[k].cre, f->cre50, f->cre99, &m[0].cre);
+		b8_pct(&m[k].exec, f->exec50, f->exec99, &m[k].fexec);
+		b8_pct(&m[k].att, f->att50, f->att99, &m[k].fatt);
+		b8_pct(&m[k].cre, f->cre50, f->cre99, &m[k].fcre);
+		b8_pct(&m[k].exec, f->zexec50, f->zexec99, &m[0].exec);
+		b8_pct(&m[k].att, f->zatt50, f->zatt99, &m[0].att);
+		b8_pct(&m[k].cre, f->zcre50, f->zcre99, &m[0].cre);
 		b8_pct(&m[k].get, f->get50, f->get99, &m[0].get);
 		b8_pct(&m[k].del, f->del50, f->del99, &m[0].del);
 		b8_pct(&m[k].spawn, f->spawn50, f->spawn99, &m[0].spawn);
@@ -862,6 +971,8 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 	/* Creating the sessions of the last level, B8_BUILDERS at once. */
 	fig_run(ftotal, build, NAN);
 	http_close(&h);
+	http_close(&hf);
+	bench_side_stop();
 	progress("B8 run %d, %s: built %d sessions in %.1f s (%d connections); "
 	    "deleting them", r + 1, kind, lv[B8_LEVELS - 1], build,
 	    B8_BUILDERS);
@@ -875,6 +986,10 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 		samples_free(&m[k].get);
 		samples_free(&m[k].del);
 		samples_free(&m[k].spawn);
+		samples_free(&m[k].fexec);
+		samples_free(&m[k].fatt);
+		samples_free(&m[k].fcre);
+		samples_free(&m[k].fdel);
 	}
 }
 

@@ -23,6 +23,12 @@
 
 #define B6_LEVELS	3
 #define B6_DTACH	20
+/* B8, further down */
+#define B8_LEVELS	3
+#define B8_EXTRA	1000	/* creates and DELETEs per level, each lodged */
+#define B8_EXECS	3000
+#define B8_ATTACHES	2000
+#define B8_BUILDERS	4	/* connections creating a level at once */
 
 static const int	levels_full[B6_LEVELS] = { 10, 100, 1000 };
 static const int	levels_quick[B6_LEVELS] = { 10, 30, 100 };
@@ -40,6 +46,18 @@ static struct {
 	int	n;
 } level_data[B6_LEVELS];
 static int	b6_done;
+
+/* B8's PTY kind at its last level: the plot's point past B6's. */
+static struct {
+	int	sessions;
+	double	pss_total_mb[BENCH_MAXRUNS];
+	double	pss_avg_kb[BENCH_MAXRUNS];
+	double	create_p50[BENCH_MAXRUNS];
+	double	create_total[BENCH_MAXRUNS];	/* s, B8_BUILDERS at once */
+	double	get_p99[BENCH_MAXRUNS];
+	double	spawn_p50[BENCH_MAXRUNS];
+	int	n;
+} b8_point;
 
 struct smaps {
 	long	rss, pss, pss_anon, pss_file, private_dirty, private_clean;
@@ -98,16 +116,23 @@ write_sessions_dat(const char *outdir)
 	FILE	*f;
 	int	k;
 
-	if (!b6_done)
+	double	dtach_kb = NAN;
+
+	if (!b6_done && b8_point.n == 0)
 		return;
 	snprintf(path, sizeof(path), "%s/sessions.dat", outdir);
 	if ((f = fopen(path, "w")) == NULL)
 		fatalx("%s: cannot write", path);
-	fprintf(f, "# lodge-bench B6, medians over %d runs\n"
+	fprintf(f, "# lodge-bench B6 (one connection) to %d sessions, B8 (PTY, "
+	    "%d connections building) at %d; medians over %d and %d runs\n"
+	    "# dtach at B8's level: B6's dtach PSS per session times the "
+	    "sessions\n"
 	    "# sessions  worker_pss_total_MiB  worker_pss_avg_kB  "
 	    "create_p50_ms  create_total_s  dtach_pss_total_MiB  "
-	    "get_sessions_p99_ms  posix_spawn_p50_ms\n", level_data[0].n);
-	for (k = 0; k < B6_LEVELS; k++)
+	    "get_sessions_p99_ms  posix_spawn_p50_ms\n",
+	    level_data[B6_LEVELS - 1].sessions, B8_BUILDERS,
+	    b8_point.sessions, b6_done ? level_data[0].n : 0, b8_point.n);
+	for (k = 0; b6_done && k < B6_LEVELS; k++)
 		fprintf(f, "%d %.2f %.1f %.3f %.3f %.2f %.3f %.3f\n",
 		    level_data[k].sessions,
 		    median(level_data[k].pss_total_mb, level_data[k].n),
@@ -117,6 +142,22 @@ write_sessions_dat(const char *outdir)
 		    median(level_data[k].dtach_total_mb, level_data[k].n),
 		    median(level_data[k].get_p99, level_data[k].n),
 		    median(level_data[k].spawn_p50, level_data[k].n));
+	if (b6_done) {
+		k = B6_LEVELS - 1;
+		dtach_kb = median(level_data[k].dtach_total_mb,
+		    level_data[k].n) * 1024.0 / level_data[k].sessions;
+	}
+	if (b8_point.n > 0 && b8_point.sessions > (b6_done ?
+	    level_data[B6_LEVELS - 1].sessions : 0))
+		fprintf(f, "%d %.2f %.1f %.3f %.3f %.2f %.3f %.3f\n",
+		    b8_point.sessions,
+		    median(b8_point.pss_total_mb, b8_point.n),
+		    median(b8_point.pss_avg_kb, b8_point.n),
+		    median(b8_point.create_p50, b8_point.n),
+		    median(b8_point.create_total, b8_point.n),
+		    dtach_kb * b8_point.sessions / 1024.0,
+		    median(b8_point.get_p99, b8_point.n),
+		    median(b8_point.spawn_p50, b8_point.n));
 	fclose(f);
 }
 
@@ -371,11 +412,6 @@ bench_b6(void)
  * (kernel.pty.max, kernel.pid_max) are raised for it and put back at exit,
  * however the bench ends.
  */
-#define B8_LEVELS	3
-#define B8_EXTRA	500	/* creates and DELETEs per level */
-#define B8_EXECS	1000
-#define B8_ATTACHES	1000
-#define B8_BUILDERS	4	/* connections creating a level at once */
 
 static const int	b8_full[B8_LEVELS] = { 0, 1000, 10000 };
 static const int	b8_quick[B8_LEVELS] = { 0, 100, 1000 };
@@ -864,6 +900,12 @@ b8_measure(struct http *h, struct http *hf, const char *body, int level,
 	check_interrupt();
 }
 
+static int
+body_is_pty(const char *body)
+{
+	return (strstr(body, "\"pty\":true") != NULL);
+}
+
 static void
 b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
     struct figure *ftotal)
@@ -946,6 +988,16 @@ b8_kind(int r, const char *kind, const char *body, struct b8_figs *figs,
 		fig_run(f->tmpl, m[k].tmpl_kb, m[0].tmpl_kb);
 	}
 	k = B8_LEVELS - 1;
+	if (body_is_pty(body) && r < BENCH_MAXRUNS) {
+		b8_point.sessions = lv[k];
+		b8_point.pss_avg_kb[r] = m[k].worker_pss;
+		b8_point.pss_total_mb[r] = m[k].worker_pss * lv[k] / 1024.0;
+		b8_point.create_p50[r] = samples_pct(&m[k].cre, 50);
+		b8_point.create_total[r] = build;
+		b8_point.get_p99[r] = samples_pct(&m[k].get, 99);
+		b8_point.spawn_p50[r] = samples_pct(&m[k].spawn, 50);
+		b8_point.n = r + 1;
+	}
 	if (r == 0)
 		note("B8 %s at %d, per session: front RSS %.2f kB, worker PSS "
 		    "%.0f kB, its cat's PSS %.0f kB; kernel slab %.1f kB, "

@@ -961,7 +961,7 @@ usage(void)
 	fprintf(stderr, "usage: lodge-bench [--lodged PATH] [--outdir DIR] "
 	    "[--runs N (5)] [--quick] [--rundir-on-disk]\n"
 	    "                   [--only B1,B2,...] [--time-limit SECONDS "
-	    "(570)]\n"
+	    "(900)]\n"
 	    "       lodge-bench --sdk-figures [--url URL] [--token TOKEN] "
 	    "[--execs N] [--keys N] [--bytes N]\n");
 	exit(2);
@@ -1002,7 +1002,7 @@ main(int argc, char **argv)
 	char			 abspath[4096], cmd[4200];
 	FILE			*p;
 	double			 t0, tall = now_ms();
-	int			 ch, i, limit = 570;
+	int			 ch, i, limit = 900;
 	size_t			 k;
 
 	/* tests/sdk/bench.sh: the SDK figures against a running daemon */

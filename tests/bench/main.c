@@ -68,7 +68,7 @@ static int	 capsessions;
 
 /* ---- figures ---- */
 
-static char		 notes[64][512];
+static char		 notes[64][2048];
 static int		 nnotes;
 
 static struct figure	 figures[160];

@@ -27,6 +27,7 @@
 /* options and the daemon under test (main.c) */
 extern int		 bench_runs;
 extern int		 bench_quick;
+extern int		 bench_keep_damon;
 extern int		 bench_port;
 extern char		 bench_token[256];
 extern volatile int	 bench_interrupted;	/* the signal */

@@ -55,6 +55,7 @@ static char		 rundir[320];
  */
 static char		 rundir_tmpfs[300];
 static int		 rundir_on_disk;
+int			 bench_keep_damon;	/* B8: leave DAMON on */
 static const char	*bench_lodged;	/* its path, for a restart */
 static const char	*instance = "";	/* "-floor": the second lodged's */
 static const char	*outdir = "tests/bench";
@@ -959,7 +960,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: lodge-bench [--lodged PATH] [--outdir DIR] "
-	    "[--runs N (5)] [--quick] [--rundir-on-disk]\n"
+	    "[--runs N (5)] [--quick] [--rundir-on-disk] [--keep-damon]\n"
 	    "                   [--only B1,B2,...] [--time-limit SECONDS "
 	    "(900)]\n"
 	    "       lodge-bench --sdk-figures [--url URL] [--token TOKEN] "
@@ -990,6 +991,7 @@ main(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "rundir-on-disk", no_argument, NULL, 'd' },
+		{ "keep-damon", no_argument, NULL, 'k' },
 		{ "only", required_argument, NULL, 'b' },
 		{ "time-limit", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 }
@@ -1022,6 +1024,7 @@ main(int argc, char **argv)
 			break;
 		case 'q': bench_quick = 1; break;
 		case 'd': rundir_on_disk = 1; break;
+		case 'k': bench_keep_damon = 1; break;
 		case 'b': only = optarg; break;
 		case 't': limit = atoi(optarg); break;
 		default: usage();

@@ -480,6 +480,82 @@ b8_restore(void)
 	}
 }
 
+/*
+ * DAMON's sampling walks the reverse map of each page it checks; with
+ * 10,000 sessions a page of libc is mapped 20,000 times, and those walks
+ * stall every process start on the machine, lodge's or not (the bench's
+ * own posix_spawn up to 330 ms).  As root, B8 turns its kdamonds off for
+ * the run and back on at exit, unless --keep-damon.
+ */
+#define B8_KDAMONDS	"/sys/kernel/mm/damon/admin/kdamonds"
+#define B8_MAXDAMONS	8
+
+static int	b8_damon_off[B8_MAXDAMONS];	/* turned off by B8 */
+
+static void
+b8_damon_path(char *buf, size_t len, int i)
+{
+	snprintf(buf, len, "%s/%d/state", B8_KDAMONDS, i);
+}
+
+static void
+b8_damon_restore(void)
+{
+	char	path[128];
+	FILE	*f;
+	int	 i;
+
+	for (i = 0; i < B8_MAXDAMONS; i++) {
+		if (!b8_damon_off[i])
+			continue;
+		b8_damon_path(path, sizeof(path), i);
+		if ((f = fopen(path, "we")) == NULL || fputs("on\n", f) < 0 ||
+		    fclose(f) != 0)
+			fprintf(stderr, "lodge-bench: cannot turn %s back on\n",
+			    path);
+		else
+			fprintf(stderr, "lodge-bench: %s on again\n", path);
+		b8_damon_off[i] = 0;
+	}
+}
+
+static void
+b8_damon_pause(void)
+{
+	static int	registered;
+	char		path[128], state[16];
+	FILE		*f;
+	int		 i, on;
+
+	for (i = 0; i < B8_MAXDAMONS; i++) {
+		b8_damon_path(path, sizeof(path), i);
+		if ((f = fopen(path, "re")) == NULL)
+			break;
+		on = fgets(state, sizeof(state), f) != NULL &&
+		    strncmp(state, "on", 2) == 0;
+		fclose(f);
+		if (!on)
+			continue;
+		if (bench_keep_damon || geteuid() != 0) {
+			note("B8: DAMON's kdamond %d is on and stays on (%s): its "
+			    "reverse-map walks stall process starts at 10,000 "
+			    "sessions", i, bench_keep_damon ? "--keep-damon" :
+			    "not root");
+			continue;
+		}
+		if (!registered++)
+			atexit(b8_damon_restore);
+		if ((f = fopen(path, "we")) == NULL || fputs("off\n", f) < 0 ||
+		    fclose(f) != 0) {
+			note("B8: cannot turn DAMON's kdamond %d off", i);
+			continue;
+		}
+		b8_damon_off[i] = 1;
+		note("B8: DAMON's kdamond %d turned off for the run, on again at "
+		    "its end (--keep-damon leaves it)", i);
+	}
+}
+
 /* sysctl i to at least want, as root; a note if it stays short. */
 static void
 b8_raise(size_t i, long want)
@@ -1075,6 +1151,7 @@ bench_b8(void)
 	    sysctl_read("/proc/sys/kernel/pty/reserve") + bench_b8_sessions() +
 	    1024);
 	b8_raise(1, b8_tasks() + 2L * bench_b8_sessions() + 4096);
+	b8_damon_pause();
 	for (k = 0; k < 2; k++) {
 		for (i = 1; i < B8_LEVELS; i++)
 			b8_figs_new(&figs[k][i - 1], kinds[k].kind, lv[i],
@@ -1097,4 +1174,5 @@ bench_b8(void)
 			    1e3);
 	}
 	b8_restore();
+	b8_damon_restore();
 }

@@ -67,6 +67,9 @@ struct sess	*sessions;
 int		 nsessions;
 static int	 capsessions;
 
+static struct sess	*sess_add(const char *, pid_t);
+static void		 sess_adopt_listed(void);
+
 /* ---- figures ---- */
 
 static char		 notes[64][2048];
@@ -581,6 +584,7 @@ static struct {
 	int		 nsessions, capsessions;
 } side = { -1, 0, "", "", "-floor", NULL, 0, 0 };
 static int	side_current;	/* the second lodged is the current one */
+static int	cleaning_up;	/* bench_cleanup has begun */
 
 #define SWAP(a, b, type) do { type t_ = (a); (a) = (b); (b) = t_; } while (0)
 void
@@ -615,21 +619,17 @@ bench_side_start(void)
 	bench_side_swap();
 }
 
-/* Delete the second lodged's sessions and stop it. */
+/* Delete the second lodged's sessions and stop it; the bench's is current. */
 void
 bench_side_stop(void)
 {
-	int	swapped = 0;
-
-	if (!side_current) {
-		bench_side_swap();
-		swapped = 1;
-	}
+	bench_side_swap();
+	if (cleaning_up && lodged_pid > 0)
+		sess_adopt_listed();
 	if (nsessions > 0 && lodged_pid > 0)
 		(void)sess_delete_all();
 	lodged_stop();
-	if (swapped)
-		bench_side_swap();
+	bench_side_swap();
 }
 
 pid_t
@@ -678,6 +678,17 @@ sess_take(struct http *h, const char *body)
 	if ((j = json_loadb(h->body, h->body_len, 0, &err)) == NULL ||
 	    (id = json_string_value(json_object_get(j, "id"))) == NULL)
 		fatalx("POST /v1/sessions: bad reply %s", h->body);
+	s = sess_add(id, (pid_t)json_integer_value(json_object_get(j, "pid")));
+	json_decref(j);
+	return (s);
+}
+
+/* Record the session id whose command is child. */
+static struct sess *
+sess_add(const char *id, pid_t child)
+{
+	struct sess	*s;
+
 	if (nsessions == capsessions) {
 		capsessions = capsessions ? capsessions * 2 : 64;
 		if ((sessions = realloc(sessions, (size_t)capsessions *
@@ -687,12 +698,54 @@ sess_take(struct http *h, const char *body)
 	s = &sessions[nsessions++];
 	memset(s, 0, sizeof(*s));
 	snprintf(s->id, sizeof(s->id), "%s", id);
-	s->child = (pid_t)json_integer_value(json_object_get(j, "pid"));
-	json_decref(j);
+	s->child = child;
 	s->worker = proc_ppid(s->child);
 	s->worker_start = proc_start(s->worker);
 	pids_track(s->worker);
 	return (s);
+}
+
+/*
+ * When the bench ends: also record the sessions lodged lists that the
+ * bench does not know (a create whose reply an interruption cut off), so
+ * that they are deleted too; sessions outlive their front.
+ */
+static void
+sess_adopt_listed(void)
+{
+	struct http	 h;
+	json_t		*j, *list, *o;
+	const char	*id;
+	size_t		 i;
+	int		 k, adopted = 0;
+
+	/* A create cut off may still be under way in lodged: let it end. */
+	usleep(300000);
+	if (http_open(&h) == -1)
+		return;
+	if (http_call(&h, "GET", "/v1/sessions", NULL) == 0 &&
+	    h.status == 200 &&
+	    (j = json_loadb(h.body, h.body_len, 0, NULL)) != NULL) {
+		list = json_object_get(j, "sessions");
+		json_array_foreach(list, i, o) {
+			if ((id = json_string_value(json_object_get(o,
+			    "id"))) == NULL)
+				continue;
+			for (k = 0; k < nsessions; k++)
+				if (strcmp(sessions[k].id, id) == 0)
+					break;
+			if (k < nsessions)
+				continue;
+			(void)sess_add(id, (pid_t)json_integer_value(
+			    json_object_get(o, "pid")));
+			adopted++;
+		}
+		json_decref(j);
+	}
+	http_close(&h);
+	if (adopted > 0)
+		fprintf(stderr, "lodge-bench: %d sessions the bench had no "
+		    "reply for\n", adopted);
 }
 
 json_t *
@@ -911,12 +964,15 @@ bench_cleanup(void)
 		return;
 	alarm(0);
 	bench_interrupted = 0;
+	cleaning_up = 1;
 	if (side_current)
 		bench_side_swap();
 	if (side.pid > 0) {
 		fprintf(stderr, "lodge-bench: stopping the second lodged\n");
 		bench_side_stop();
 	}
+	if (lodged_pid > 0)
+		sess_adopt_listed();
 	if (nsessions > 0 && lodged_pid > 0) {
 		fprintf(stderr, "lodge-bench: deleting %d sessions\n",
 		    nsessions);

@@ -114,9 +114,8 @@ write_sessions_dat(const char *outdir)
 {
 	char	path[512];
 	FILE	*f;
-	int	k;
-
 	double	dtach_kb = NAN;
+	int	k;
 
 	if (!b6_done && b8_point.n == 0)
 		return;
@@ -447,18 +446,28 @@ sysctl_read(const char *path)
 	return (v);
 }
 
+/* Write line (with its newline) to a file of /proc or /sys; 0 or -1. */
 static int
-sysctl_write(const char *path, long v)
+knob_write(const char *path, const char *line)
 {
 	FILE	*f;
 	int	 rc;
 
 	if ((f = fopen(path, "we")) == NULL)
 		return (-1);
-	rc = fprintf(f, "%ld\n", v) < 0;
+	rc = fputs(line, f) < 0;
 	if (fclose(f) != 0)
 		rc = 1;
 	return (rc ? -1 : 0);
+}
+
+static int
+sysctl_write(const char *path, long v)
+{
+	char	buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld\n", v);
+	return (knob_write(path, buf));
 }
 
 /* Put back what b8_raise changed: at the end, and at exit on failure. */
@@ -502,15 +511,13 @@ static void
 b8_damon_restore(void)
 {
 	char	path[128];
-	FILE	*f;
-	int	 i;
+	int	i;
 
 	for (i = 0; i < B8_MAXDAMONS; i++) {
 		if (!b8_damon_off[i])
 			continue;
 		b8_damon_path(path, sizeof(path), i);
-		if ((f = fopen(path, "we")) == NULL || fputs("on\n", f) < 0 ||
-		    fclose(f) != 0)
+		if (knob_write(path, "on\n") == -1)
 			fprintf(stderr, "lodge-bench: cannot turn %s back on\n",
 			    path);
 		else
@@ -545,8 +552,7 @@ b8_damon_pause(void)
 		}
 		if (!registered++)
 			atexit(b8_damon_restore);
-		if ((f = fopen(path, "we")) == NULL || fputs("off\n", f) < 0 ||
-		    fclose(f) != 0) {
+		if (knob_write(path, "off\n") == -1) {
 			note("B8: cannot turn DAMON's kdamond %d off", i);
 			continue;
 		}

@@ -27,41 +27,52 @@
 /* How long a move may take before the template goes on where it is. */
 #define SCOPE_WAIT_MS	2000
 
-/* Only a process started as a systemd service has a cgroup to leave. */
-static int
-scope_wanted(void)
+/*
+ * Only a process started as a systemd service has a cgroup to leave: its
+ * unit's name in service (NULL: nothing to leave), for the caller to free.
+ */
+static char *
+scope_service(void)
 {
 	char	*unit = NULL;
 	size_t	 n;
-	int	 yes;
 
 	if (sd_booted() <= 0 || getenv("INVOCATION_ID") == NULL ||
 	    sd_pid_get_unit(0, &unit) < 0)
-		return (0);
+		return (NULL);
 	n = strlen(unit);
-	yes = n > 8 && strcmp(unit + n - 8, ".service") == 0;
+	if (n > 8 && strcmp(unit + n - 8, ".service") == 0)
+		return (unit);
 	free(unit);
-	return (yes);
+	return (NULL);
 }
 
-/* The move is a job of the manager's; see it done in /proc. */
+/*
+ * The move is a job of the manager's; see it done in /proc: the scope
+ * named, and the service in no hierarchy.  A hybrid host (cgroup v1 with
+ * name=systemd beside the unified one) moves the process in each, one
+ * after the other, and what the template forks in between would stay the
+ * service's in the other.
+ */
 static int
-scope_wait(pid_t pid, const char *name)
+scope_wait(pid_t pid, const char *name, const char *service)
 {
 	char		 path[64], buf[4096];
 	FILE		*f;
 	struct timespec	 ts = { 0, 1000000 };
-	int		 i, found;
+	int		 i, found, left;
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	for (i = 0; i < SCOPE_WAIT_MS; i++) {
 		if ((f = fopen(path, "re")) == NULL)
 			return (-1);
-		found = 0;
-		while (!found && fgets(buf, sizeof(buf), f) != NULL)
-			found = strstr(buf, name) != NULL;
+		found = left = 0;
+		while (fgets(buf, sizeof(buf), f) != NULL) {
+			found |= strstr(buf, name) != NULL;
+			left |= strstr(buf, service) != NULL;
+		}
 		fclose(f);
-		if (found)
+		if (found && !left)
 			return (0);
 		nanosleep(&ts, NULL);
 	}
@@ -79,10 +90,10 @@ scope_adopt(pid_t pid)
 	sd_bus		*bus = NULL;
 	sd_bus_message	*m = NULL, *reply = NULL;
 	sd_bus_error	 err = SD_BUS_ERROR_NULL;
-	char		 name[96], desc[128];
+	char		 name[96], desc[128], *service;
 	int		 r;
 
-	if (!scope_wanted())
+	if ((service = scope_service()) == NULL)
 		return (0);
 	snprintf(name, sizeof(name), "lodge-workers-%d-%08x.scope", (int)pid,
 	    arc4random());
@@ -112,7 +123,7 @@ scope_adopt(pid_t pid)
 		r = sd_bus_call(bus, m, 5 * 1000000ULL, &err, &reply);
 	if (r < 0)
 		goto fail;
-	if (scope_wait(pid, name) == -1) {
+	if (scope_wait(pid, name, service) == -1) {
 		log_warnx("%s: the template was not moved within %d ms", name,
 		    SCOPE_WAIT_MS);
 		r = -ETIMEDOUT;
@@ -129,5 +140,6 @@ done:
 	sd_bus_message_unref(reply);
 	sd_bus_message_unref(m);
 	sd_bus_flush_close_unref(bus);
+	free(service);
 	return (r < 0 ? -1 : 0);
 }

@@ -103,11 +103,14 @@ struct ws {
 	int		 closed;
 	int		 close_code;
 	uint32_t	 rng;
+	const char	*proto;		/* Sec-WebSocket-Protocol, or NULL */
 	msgpack_unpacked up;
 };
 extern size_t ws_bufsize;
 int	 ws_open(struct ws *, const char *path);
 int	 ws_open_port(struct ws *, int port, const char *path);
+int	 ws_open_proto(struct ws *, int port, const char *path,
+	    const char *proto);
 int	 ws_handshake_send(struct ws *, const char *path, char *key,
 	    size_t keylen);
 int	 ws_handshake_recv(struct ws *, const char *key);
@@ -152,6 +155,12 @@ int	 floor_dtach_pss(const char *dir, int n, double *pss_kb,
 /* relay.c: B4's floor, a minimal WebSocket-to-PTY relay */
 pid_t	 relay_start(const char *cmd, int *port, pid_t *cmd_pid);
 void	 relay_stop(pid_t relay, pid_t cmd);
+
+/* ttyd.c: B4's peer, given LODGE_BENCH_TTYD */
+pid_t	 ttyd_start(const char *ttyd, const char *cmd, int *port);
+void	 ttyd_stop(pid_t);
+void	 ttyd_open(struct ws *, int port);
+void	 ttyd_keystrokes(struct ws *, struct samples *, int n, int warm);
 int	 relay_client(int argc, char **argv);
 
 /* main.c: figures, notes, sessions */

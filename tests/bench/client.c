@@ -341,8 +341,11 @@ ws_handshake_send(struct ws *w, const char *path, char *key, size_t keylen)
 	n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\n"
 	    "Host: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
 	    "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-	    "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer %s\r\n\r\n",
-	    path, bench_port, key, bench_token);
+	    "Sec-WebSocket-Version: 13\r\n%s%s%sAuthorization: Bearer %s"
+	    "\r\n\r\n", path, bench_port, key,
+	    w->proto != NULL ? "Sec-WebSocket-Protocol: " : "",
+	    w->proto != NULL ? w->proto : "", w->proto != NULL ? "\r\n" : "",
+	    bench_token);
 	return (write_all(w->fd, req, (size_t)n));
 }
 
@@ -411,10 +414,18 @@ ws_open(struct ws *w, const char *path)
 int
 ws_open_port(struct ws *w, int port, const char *path)
 {
+	return (ws_open_proto(w, port, path, NULL));
+}
+
+/* The same, asking for a subprotocol (NULL: none). */
+int
+ws_open_proto(struct ws *w, int port, const char *path, const char *proto)
+{
 	char	key[32];
 
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
+	w->proto = proto;
 	w->rng = (uint32_t)(now_ms() * 1000.0) | 1;
 	w->rng ^= (uint32_t)getpid() << 16;
 	msgpack_unpacked_init(&w->up);

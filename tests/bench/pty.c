@@ -182,6 +182,7 @@ keystrokes(struct ws *w, struct samples *lat, int nrt, int warm)
 
 #define B4_CMD	"stty raw -echo && printf R && exec cat"
 #define B4_TURN	200	/* keystrokes per turn */
+#define B4_SETTLE_MS	500	/* from the last typist's start to the first key */
 
 /* Skip to the first output: the ready mark R. */
 static void
@@ -255,17 +256,23 @@ b4_cli_path(char *buf, size_t len)
 	return (0);
 }
 
-/* One of B4's clients: a WebSocket (w) or a terminal (t), and its samples. */
+/*
+ * One of B4's clients: a WebSocket (w) to lodge or the relay, or to ttyd,
+ * or a terminal (t), and its samples.
+ */
 struct b4_typist {
 	struct ws	*w;
 	struct pty_term	*t;
 	struct samples	*lat;
+	int		 ttyd;
 };
 
 static void
 b4_type(struct b4_typist *ty, int n, int warm)
 {
-	if (ty->w != NULL)
+	if (ty->ttyd)
+		ttyd_keystrokes(ty->w, ty->lat, n, warm);
+	else if (ty->w != NULL)
 		keystrokes(ty->w, ty->lat, n, warm);
 	else
 		pty_term_keys(ty->t, ty->lat, n, warm);
@@ -274,13 +281,17 @@ b4_type(struct b4_typist *ty, int n, int warm)
 /*
  * nrt keystrokes from each of n typists, all open at once, in turns of
  * B4_TURN, the order rotated each turn: what the machine does meanwhile
- * falls on a figure and its floor alike.
+ * falls on a figure and its floor alike.  The typists are opened one after
+ * the other, and a process's first tenth of a second or so on this kernel
+ * has more slow wakeups than its later life, so the youngest would pay for
+ * its age: typing starts once the last one opened has settled.
  */
 static void
 b4_turns(struct b4_typist *ty, int n, int nrt)
 {
 	int	i, k, turn;
 
+	usleep(B4_SETTLE_MS * 1000);
 	for (k = 0; k < n; k++)
 		b4_type(&ty[k], 0, 100);
 	for (turn = 0, i = 0; i < nrt; turn++, i += B4_TURN)
@@ -289,26 +300,32 @@ b4_turns(struct b4_typist *ty, int n, int nrt)
 			    nrt - i < B4_TURN ? nrt - i : B4_TURN, 0);
 }
 
-/* The relay, a session and an exec stream (us). */
+/* The relay, a session, an exec stream, and ttyd if given one (us). */
 static void
 b4_websockets(struct http *h, struct samples *relay, struct samples *sess,
-    struct samples *strm, int nrt)
+    struct samples *strm, const char *ttyd, struct samples *peer, int nrt)
 {
-	struct ws		w[3];
-	struct b4_typist	ty[3] = {
-		{ &w[0], NULL, relay }, { &w[1], NULL, sess },
-		{ &w[2], NULL, strm }
+	struct ws		w[4];
+	struct b4_typist	ty[4] = {
+		{ &w[0], NULL, relay, 0 }, { &w[1], NULL, sess, 0 },
+		{ &w[2], NULL, strm, 0 }, { &w[3], NULL, peer, 1 }
 	};
-	pid_t			rpid, cmd;
-	int			k;
+	pid_t			rpid, cmd, tpid = -1;
+	int			k, n = ttyd != NULL ? 4 : 3, port;
 
 	rpid = b4_relay_open(&w[0], &cmd);
 	keystroke_session(h, &w[1]);
 	b4_stream_open(&w[2]);
-	b4_turns(ty, 3, nrt);
-	for (k = 0; k < 3; k++)
+	if (ttyd != NULL) {
+		tpid = ttyd_start(ttyd, B4_CMD, &port);
+		ttyd_open(&w[3], port);
+	}
+	b4_turns(ty, n, nrt);
+	for (k = 0; k < n; k++)
 		ws_close(&w[k]);
 	relay_stop(rpid, cmd);
+	if (tpid != -1)
+		ttyd_stop(tpid);
 }
 
 /*
@@ -325,8 +342,8 @@ b4_cli(struct http *h, const char *cli, struct samples *lat,
 {
 	struct pty_term		t[3];
 	struct b4_typist	ty[3] = {
-		{ NULL, &t[0], floor }, { NULL, &t[1], lat },
-		{ NULL, &t[2], split }
+		{ NULL, &t[0], floor, 0 }, { NULL, &t[1], lat, 0 },
+		{ NULL, &t[2], split, 0 }
 	};
 	struct sess		*ss;
 	char			 self[4096], cmd[8192];
@@ -394,6 +411,37 @@ b4_fig_run(struct figure **f, struct samples *lat, double p50, double p99)
 	fig_run(f[1], samples_pct(lat, 99), p99);
 }
 
+/* LODGE_BENCH_TTYD: ttyd against the relay, and lodge against ttyd. */
+static void
+b4_peer_figures(struct figure **f, const char *ttyd)
+{
+	static const char	*who[3][2] = { { "ttyd", "relay" },
+				    { "session", "ttyd" },
+				    { "exec stream", "ttyd" } };
+	char			 name[96], base[96];
+	int			 i, k, pct[2] = { 50, 99 };
+
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "context: %s keystroke "
+			    "p%d", who[i][0], pct[k]);
+			snprintf(base, sizeof(base), "%s p%d", who[i][1],
+			    pct[k]);
+			f[i * 2 + k] = fig_new("B4", name, "us", base, NULL,
+			    0, 0);
+		}
+	note("B4: ttyd (%s) typed in the same turns", ttyd);
+}
+
+static void
+b4_peer_run(struct figure **f, struct samples *relay, struct samples *sess,
+    struct samples *strm, struct samples *peer)
+{
+	b4_fig_run(f, peer, samples_pct(relay, 50), samples_pct(relay, 99));
+	b4_fig_run(f + 2, sess, samples_pct(peer, 50), samples_pct(peer, 99));
+	b4_fig_run(f + 4, strm, samples_pct(peer, 50), samples_pct(peer, 99));
+}
+
 void
 bench_b4(void)
 {
@@ -403,7 +451,10 @@ bench_b4(void)
 	struct figure	*fs[2], *fx[2], *fc[2] = { NULL, NULL };
 	struct figure	*fsp[2] = { NULL, NULL };
 	struct figure	*fpty, *ftcp;
+	struct samples	 peer = { 0 };
+	struct figure	*fpeer[6] = { NULL };
 	struct http	 h;
+	const char	*ttyd = getenv("LODGE_BENCH_TTYD");
 	char		 clipath[4096];
 	int		 nrt = bench_quick ? 1000 : 10000, r, have_cli;
 
@@ -419,6 +470,10 @@ bench_b4(void)
 		    "us", "relay p99 via a terminal client", NULL, 0, 0);
 	} else
 		note("B4: no lodge beside lodged: lodge attach not measured");
+	if (ttyd != NULL && *ttyd == '\0')
+		ttyd = NULL;
+	if (ttyd != NULL)
+		b4_peer_figures(fpeer, ttyd);
 	fpty = fig_new("B4", "context: raw PTY echo round trip p50", "us",
 	    NULL, NULL, 0, 0);
 	ftcp = fig_new("B4", "context: loopback TCP 1-byte echo p50", "us",
@@ -432,7 +487,8 @@ bench_b4(void)
 		samples_reset(&cli);
 		samples_reset(&pty);
 		samples_reset(&tcp);
-		b4_websockets(&h, &relay, &sess, &strm, nrt);
+		samples_reset(&peer);
+		b4_websockets(&h, &relay, &sess, &strm, ttyd, &peer, nrt);
 		if (have_cli) {
 			samples_reset(&term);
 			samples_reset(&split);
@@ -443,6 +499,10 @@ bench_b4(void)
 		b4_dump("relay", r, &relay);
 		b4_dump("session", r, &sess);
 		b4_dump("stream", r, &strm);
+		if (ttyd != NULL) {
+			b4_dump("ttyd", r, &peer);
+			b4_peer_run(fpeer, &relay, &sess, &strm, &peer);
+		}
 		b4_fig_run(fs, &sess, samples_pct(&relay, 50),
 		    samples_pct(&relay, 99));
 		b4_fig_run(fx, &strm, samples_pct(&relay, 50),
@@ -486,6 +546,7 @@ bench_b4(void)
 	samples_free(&split);
 	samples_free(&pty);
 	samples_free(&tcp);
+	samples_free(&peer);
 }
 
 void

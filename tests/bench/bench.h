@@ -155,13 +155,13 @@ int	 floor_dtach_pss(const char *dir, int n, double *pss_kb,
 /* relay.c: B4's floor, a minimal WebSocket-to-PTY relay */
 pid_t	 relay_start(const char *cmd, int *port, pid_t *cmd_pid);
 void	 relay_stop(pid_t relay, pid_t cmd);
+int	 relay_client(int argc, char **argv);
 
 /* ttyd.c: B4's peer, given LODGE_BENCH_TTYD */
 pid_t	 ttyd_start(const char *ttyd, const char *cmd, int *port);
 void	 ttyd_stop(pid_t);
 void	 ttyd_open(struct ws *, int port);
 void	 ttyd_keystrokes(struct ws *, struct samples *, int n, int warm);
-int	 relay_client(int argc, char **argv);
 
 /* main.c: figures, notes, sessions */
 struct figure {

@@ -8,11 +8,8 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
